@@ -32,45 +32,65 @@ func TestRev43SettingEmptiedEverywhereThenGivenBackDoesNotPublishOnALapsedApprov
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	workerWith := func(allow string) *replay.Worker {
-		subjects, err := replay.ParseSubjectAllowlist(allow)
-		require.NoError(t, err)
-		cfg := b.config(t)
-		cfg.Subjects = subjects
-		return replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil,
-			replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
-	}
-	in := b.seedItem(t, "search.index_update", "rev43-started-in", nil, "{}")
-	out := b.seedItem(t, "search.index_update", "rev43-started-out", nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.reindex"}}, "{}")
-	req := b.request(t, []int64{in, out}, replay.SubmitInput{})
-	require.Equal(t, replay.StatusApproved, req.Status)
-	narrow := workerWith("acme=app.acme.search.index_update")
-	wait.Until(t, "the allowed item replayed", time.Minute, func() bool {
-		_, err := narrow.RunOnce(ctx)
-		require.NoError(t, err)
-		return b.job(t, req.ID, in).State == "replayed"
-	})
+	req, _, out := b.startedWithOneWaiting(t, "rev43-started")
 	j := b.job(t, req.ID, out)
-	require.Equal(t, "pending", j.State, j.Result)
 	require.Contains(t, j.Result, "waits for a worker whose setting allows it")
 
-	empty := workerWith("") // the setting emptied on every process
+	empty := b.subjectWorker(t, "") // the setting emptied on every process
 	n, err := empty.RunOnce(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "a worker with no replay subjects claimed a job")
-	for _, q := range []string{
-		`UPDATE replay_requests SET created_at = created_at - interval '30 hours', submitted_at = submitted_at - interval '30 hours',
-            approved_at = approved_at - interval '30 hours' WHERE id = $1`,
-		`UPDATE replay_approvals SET approved_at = approved_at - interval '30 hours' WHERE request_id = $1`,
-	} {
-		_, err := b.db.OwnerPool.Exec(ctx, q, req.ID)
-		require.NoError(t, err)
-	}
+	b.approvedLongAgo(t, req.ID)
 
 	j = b.rerun(t, b.worker(t, replay.WorkerConfig{Retry: time.Millisecond}), req.ID, out) // the setting given back
 	assert.Equal(t, "blocked", j.State, j.Result)
 	assert.Contains(t, j.Result, "none took it before its approval's expiry")
 	assert.Zero(t, b.publishedAs(t, "rev43-started-out"), "published a day after its approval expired")
+}
+
+// subjectWorker is a worker whose REPLAY_SUBJECT_ALLOW is allow.
+func (b *replayBundle) subjectWorker(t *testing.T, allow string) *replay.Worker {
+	t.Helper()
+	subjects, err := replay.ParseSubjectAllowlist(allow)
+	require.NoError(t, err)
+	cfg := b.config(t)
+	cfg.Subjects = subjects
+	return replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil,
+		replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
+}
+
+// startedWithOneWaiting is a running request of two items, in (replayed)
+// and out, whose target a worker's narrower REPLAY_SUBJECT_ALLOW refused:
+// its job waits for a worker whose setting allows it. Their message ids
+// are prefix-in and prefix-out.
+func (b *replayBundle) startedWithOneWaiting(t *testing.T, prefix string) (req replay.Request, in, out int64) {
+	t.Helper()
+	in = b.seedItem(t, "search.index_update", prefix+"-in", nil, "{}")
+	out = b.seedItem(t, "search.index_update", prefix+"-out", nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.reindex"}}, "{}")
+	req = b.request(t, []int64{in, out}, replay.SubmitInput{})
+	require.Equal(t, replay.StatusApproved, req.Status)
+	narrow := b.subjectWorker(t, "acme=app.acme.search.index_update")
+	wait.Until(t, "the allowed item replayed", time.Minute, func() bool {
+		_, err := narrow.RunOnce(context.Background())
+		require.NoError(t, err)
+		return b.job(t, req.ID, in).State == "replayed"
+	})
+	require.Equal(t, "pending", b.job(t, req.ID, out).State)
+	return req, in, out
+}
+
+// approvedLongAgo moves request id's submission and approvals 30 hours
+// back by the database's clock: past every class's approval expiry.
+func (b *replayBundle) approvedLongAgo(t *testing.T, id int64) {
+	t.Helper()
+	for _, q := range []string{
+		`UPDATE replay_requests SET created_at = created_at - interval '30 hours', submitted_at = submitted_at - interval '30 hours',
+            approved_at = approved_at - interval '30 hours' WHERE id = $1`,
+		`UPDATE replay_approvals SET approved_at = approved_at - interval '30 hours' WHERE request_id = $1`,
+	} {
+		_, err := b.db.OwnerPool.Exec(context.Background(), q, id)
+		require.NoError(t, err)
+	}
 }
 
 // TestRev43PolicyActivatedJustBeforeTheClaimCountsApprovalsByIt: a manual
@@ -145,23 +165,9 @@ func TestRev43SettingWaitEndsWhenAWorkerWithTheSettingTakesTheJob(t *testing.T) 
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	subjects, err := replay.ParseSubjectAllowlist("acme=app.acme.search.index_update")
-	require.NoError(t, err)
-	cfg := b.config(t)
-	cfg.Subjects = subjects
-	narrow := replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil,
-		replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
-	in := b.seedItem(t, "search.index_update", "rev43-taken-in", nil, "{}")
+	req, _, out := b.startedWithOneWaiting(t, "rev43-taken")
 	const msgID = "rev43-taken-out"
-	out := b.seedItem(t, "search.index_update", msgID, nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.reindex"}}, "{}")
-	req := b.request(t, []int64{in, out}, replay.SubmitInput{})
-	wait.Until(t, "the allowed item replayed", time.Minute, func() bool {
-		_, err := narrow.RunOnce(ctx)
-		require.NoError(t, err)
-		return b.job(t, req.ID, in).State == "replayed"
-	})
-	require.Equal(t, "pending", b.job(t, req.ID, out).State)
-	_, err = b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, req.ID)
+	_, err := b.db.Pool.Exec(ctx, `UPDATE replay_jobs SET not_before = now() WHERE request_id = $1`, req.ID)
 	require.NoError(t, err)
 
 	full := b.worker(t, replay.WorkerConfig{Retry: time.Millisecond})
@@ -181,14 +187,7 @@ func TestRev43SettingWaitEndsWhenAWorkerWithTheSettingTakesTheJob(t *testing.T) 
 	})
 	require.Equal(t, "unknown", b.job(t, req.ID, out).State)
 	require.Equal(t, 1, b.publishedAs(t, msgID))
-	for _, q := range []string{
-		`UPDATE replay_requests SET created_at = created_at - interval '30 hours', submitted_at = submitted_at - interval '30 hours',
-            approved_at = approved_at - interval '30 hours' WHERE id = $1`,
-		`UPDATE replay_approvals SET approved_at = approved_at - interval '30 hours' WHERE request_id = $1`,
-	} {
-		_, err := b.db.OwnerPool.Exec(ctx, q, req.ID)
-		require.NoError(t, err)
-	}
+	b.approvedLongAgo(t, req.ID)
 	wait.Until(t, "the retry judged", time.Minute, func() bool {
 		_, err := full.RunOnce(ctx)
 		require.NoError(t, err)
