@@ -348,8 +348,11 @@ type ReplayRequestModel struct {
 	MoreItems int
 	// CameBack is how many of its items counted replayed (of
 	// Progress.Replayed) came back as new dead letters: the broker stored
-	// the replay, and the consumer failed on it again.
-	CameBack int
+	// the replay, and the consumer failed on it again. CameBackOf, when
+	// not zero, is how many of its first items were checked (a request of
+	// more: replay.CameBackItemsMax).
+	CameBack   int
+	CameBackOf int
 	// Settler says, once for the Items section, who settles its items that
 	// need reconciliation, when the viewer may not (the rows' Settler,
 	// which are the same for every item of a request, moved here; nil:

@@ -2218,7 +2218,7 @@ func replayRequest(m ReplayRequestModel, policyLink bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = cameBackCount(m.CameBack, m.Progress.Replayed).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = cameBackCount(m.CameBack, m.Progress.Replayed, m.CameBackOf).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

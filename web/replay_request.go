@@ -213,7 +213,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		ReconciliationNote: req.ReconciliationNote,
 		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits, download), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c), download),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress, v.Approvals), Errors: errs,
-		CameBack:   v.CameBack.Replayed,
+		CameBack:   v.CameBack.Replayed, CameBackOf: cameBackOf(req),
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
@@ -309,6 +309,15 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		}
 	}
 	return m
+}
+
+// cameBackOf is how many of req's first items its page checked for
+// returns, when it holds more (0: all of them).
+func cameBackOf(req replay.Request) int {
+	if req.ItemCount+req.SkippedCount > replay.CameBackItemsMax {
+		return replay.CameBackItemsMax
+	}
+	return 0
 }
 
 // voidReason says why a void request replays nothing, by its items' own

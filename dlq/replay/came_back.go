@@ -63,7 +63,8 @@ const (
 	// The items are read by the request's key, their jobs by
 	// replay_jobs_one_per_item, and each item that was sent probes
 	// dead_letters_replay_of_idx (LIMIT: a probe per item, never a join
-	// that reads every partition's returns).
+	// that reads every partition's returns), of its first $3 items only
+	// (CameBackItemsMax).
 	selectCameBack = `SELECT i.dead_letter_id, b.id, b.status, coalesce(b.error_class, ''), b.more,
         count(*) FILTER (WHERE ` + replayedJob + `) OVER () AS replayed
     FROM replay_requests r
@@ -76,7 +77,7 @@ const (
             LIMIT 2
         ) c ORDER BY c.id LIMIT 1
     ) b
-    WHERE r.id = $1 AND ` + landedJob + `
+    WHERE r.id = $1 AND ` + landedJob + ` AND i.position < $3
     ORDER BY i.position LIMIT $2`
 	// Of each request of $1, how many items the pages count replayed came
 	// back: by replay_jobs_request_idx (its replayed jobs), each item by
@@ -90,11 +91,21 @@ const (
     GROUP BY i.request_id`
 )
 
+// CameBackItemsMax is how many of a request's items, the first, its page
+// checks for returns (a probe of every partition newer than each item's
+// dead letter, each): it says so of a request with more.
+const CameBackItemsMax = 10_000
+
+// listCameBackMax is the most items counted replayed of a request whose
+// returns the replays list counts (up to 50 requests a page): its page
+// says so of one with more.
+const listCameBackMax = 1_000
+
 // cameBack reads which of the first limit items of request id that came
 // back did (CameBacks), and how many of its replayed items did.
 func cameBack(ctx context.Context, q querier, id int64, limit int) (CameBacks, error) {
 	out := CameBacks{Items: map[int64]CameBack{}}
-	rows, err := q.Query(ctx, selectCameBack, id, limit)
+	rows, err := q.Query(ctx, selectCameBack, id, limit, CameBackItemsMax)
 	if err != nil {
 		return out, err
 	}
@@ -107,14 +118,16 @@ func cameBack(ctx context.Context, q querier, id int64, limit int) (CameBacks, e
 	return out, err
 }
 
-// cameBackCounts sets, on each of reqs with items counted replayed, how
-// many of those came back (Listed.CameBack), in one statement: none when
-// no request has any.
+// cameBackCounts sets, on each of reqs with items counted replayed (at
+// most listCameBackMax), how many of those came back (Listed.CameBack), in
+// one statement: none when no request has any. A page of requests of
+// thousands of items each would otherwise probe for hundreds of thousands;
+// their own pages count them.
 func cameBackCounts(ctx context.Context, q querier, reqs []Listed) error {
 	var ids []int64
 	at := map[int64]*Listed{}
 	for i := range reqs {
-		if reqs[i].Progress.Replayed > 0 {
+		if n := reqs[i].Progress.Replayed; n > 0 && n <= listCameBackMax {
 			ids = append(ids, reqs[i].ID)
 			at[reqs[i].ID] = &reqs[i]
 		}

@@ -20,10 +20,13 @@ import (
 // read) and how many (the replays list's): each item sent probes
 // dead_letters_replay_of_idx, in the partitions from a day before its dead
 // letter's on (run-time pruning, as the replay chain walks down); no
-// partition that holds rows is read whole. Each read took 0.1 to 0.4 s
-// on a test machine (9 partitions, other tests running): 20,000 items,
-// each probing each partition from its dead letter's day on. (EXPLAIN ANALYZE, values planned as
-// the pool sends them; the figures are logged.)
+// partition that holds rows is read whole. The page reads the first
+// 10,000 items only (CameBackItemsMax), and the list counts requests of
+// up to 1,000 replayed items: each read took 0.1 to 0.4 s on a test
+// machine for 20,000 items (9 partitions, other tests running), each item
+// probing each partition from its dead letter's day on. (EXPLAIN ANALYZE,
+// values planned as the pool sends them; the figures are logged, not
+// asserted.)
 func TestRev43CameBackProbesReturnsByIndex(t *testing.T) {
 	t.Parallel()
 	rb, id, _, _ := benchReplayRequest(t, 20_000)
@@ -57,7 +60,7 @@ func TestRev43CameBackProbesReturnsByIndex(t *testing.T) {
 		args []any
 		rows string
 	}{
-		{"Page", replay.SelectCameBack, []any{id, 20_000}, "rows=200 loops=1"},
+		{"Page", replay.SelectCameBack, []any{id, 20_000, replay.CameBackItemsMax}, "rows=100 loops=1"}, // of the first 10,000 items
 		{"List", replay.SelectCameBackCounts, []any{[]int64{id}}, "rows=1 loops=1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +82,6 @@ func TestRev43CameBackProbesReturnsByIndex(t *testing.T) {
 					t.Errorf("a partition read whole: %s\n%s", l, plan)
 				}
 			}
-			assert.Less(t, took, 5*time.Second, "a gross bound: 0.1 to 0.4 s on a test machine, with other tests running")
 		})
 	}
 }
