@@ -443,11 +443,13 @@ func (l *Login) Logout(c echo.Context, signedOut string) error {
 	return c.Redirect(http.StatusSeeOther, signedOut)
 }
 
-// Removes the row of a browser session whose idle deadline passed, before
-// the cleanup does; a live one is not touched from here (only its own
-// Logout, through the session manager, ends it).
-const deleteEndedSession = `DELETE FROM sessions WHERE token = $1
-    AND expiry <= current_timestamp -- a live session is ended by its own sign-out only
+// Removes the row of a browser session whose idle deadline passed (its
+// expiry, or this replica's idle timeout $1 since idle_from, as the
+// session manager found it ended: sessionEnded), before the cleanup does;
+// a live one is not touched from here (only its own Logout, through the
+// session manager, ends it).
+const deleteEndedSession = `DELETE FROM sessions s WHERE s.token = $2
+    AND ` + sessionEnded + ` -- a live session is ended by its own sign-out only
 RETURNING data, user_session`
 
 // leftOf ends what is left of the browser session whose cookie c's request
@@ -467,7 +469,7 @@ func (l *Login) leftOf(c echo.Context) (idToken string, err error) {
 	err = pgx.BeginFunc(ctx, l.db, func(tx pgx.Tx) error {
 		var data []byte
 		var id *string
-		err := tx.QueryRow(ctx, deleteEndedSession, ck.Value).Scan(&data, &id)
+		err := tx.QueryRow(ctx, deleteEndedSession, idleInterval(l.sessions.IdleTimeout), ck.Value).Scan(&data, &id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // gone already, or no session's
 		}

@@ -52,11 +52,14 @@ func idleSlack(idle time.Duration) time.Duration { return min(idle/10, time.Minu
 
 // idleInterval is this replica's idle timeout as selectSessionAndUser
 // takes it: nil when it has none.
-func (s *sessionStore) idleInterval() *string {
-	if s.idle <= 0 {
+func (s *sessionStore) idleInterval() *string { return idleInterval(s.idle) }
+
+// idleInterval is idle as an interval parameter: nil when it is none.
+func idleInterval(idle time.Duration) *string {
+	if idle <= 0 {
 		return nil
 	}
-	d := s.idle.String()
+	d := idle.String()
 	return &d
 }
 
@@ -288,19 +291,26 @@ func (s *sessionStore) cleanup(interval time.Duration) {
 // kept live it stayed "signed in" on the admins' Sessions page, holding
 // its refresh token, for the rest of its lifetime.
 const endIdleSignIns = `WITH gone AS (
-    DELETE FROM sessions WHERE expiry < current_timestamp RETURNING user_session
+    DELETE FROM sessions s WHERE ` + sessionEnded + ` RETURNING user_session
 )
 UPDATE user_sessions u SET ended_at = now(), ended_reason = 'the browser session timed out', refresh_token = NULL
 FROM (SELECT DISTINCT user_session FROM gone WHERE user_session IS NOT NULL) g
 WHERE u.id = g.user_session AND u.ended_at IS NULL
-  AND NOT EXISTS (SELECT 1 FROM sessions b WHERE b.user_session = u.id AND b.expiry >= current_timestamp)
+  AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_session = u.id AND NOT ` + sessionEnded + `)
 RETURNING u.identity`
+
+// sessionEnded is the condition that browser session s ended: its expiry
+// passed, or it was idle longer than this replica's timeout ($1; NULL:
+// none), as selectSessionAndUser ends it. The cleanup of a replica with a
+// shorter timeout than another's removes sessions the other still serves
+// (docs/access.md: give every replica the same value).
+const sessionEnded = `(s.expiry <= current_timestamp OR (s.idle_from IS NOT NULL AND $1::interval IS NOT NULL AND s.idle_from + $1::interval <= current_timestamp))`
 
 // removeExpired runs endIdleSignIns with an auth.session_end audit row
 // for each sign-in it ends, in one transaction.
 func (s *sessionStore) removeExpired(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, endIdleSignIns)
+		rows, err := tx.Query(ctx, endIdleSignIns, s.idleInterval())
 		if err != nil {
 			return err
 		}
