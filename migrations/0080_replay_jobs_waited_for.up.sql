@@ -11,3 +11,12 @@
 -- approval's expiry blocks it.
 ALTER TABLE replay_jobs ADD COLUMN waited_for text NOT NULL DEFAULT '';
 COMMENT ON COLUMN replay_jobs.waited_for IS 'The check (replaypolicy.CheckSubject, CheckNoRevalidator) of a setting a worker lacked that the job waited for; once its approval''s expiry passed, any worker blocks it. '''' when it never waited for one, or a worker that had the setting took it before then (or a person republished it).';
+-- Jobs waiting for such a worker when this runs: a worker of the release
+-- before says so in their result (its words, replaypolicy.JudgeJob and
+-- JudgeRevalidation), and nothing else does.
+UPDATE replay_jobs SET waited_for = 'subject'
+WHERE state IN ('pending', 'deferred', 'unknown', 'claimed')
+  AND result LIKE '%the job waits for a worker whose setting allows it%';
+UPDATE replay_jobs SET waited_for = 'no-revalidation-service'
+WHERE state IN ('pending', 'deferred', 'unknown', 'claimed')
+  AND result LIKE '%no revalidation subject is configured on this worker%the job waits for a worker that has it%';
