@@ -213,7 +213,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		ReconciliationNote: req.ReconciliationNote,
 		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits, download), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c), download),
 		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress, v.Approvals), Errors: errs,
-		CameBack:   v.CameBack.Replayed, CameBackOf: cameBackOf(req),
+		CameBack: v.CameBack.Replayed, CameBackOf: cameBackOf(req),
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
 		CancelURL:  fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
