@@ -50,16 +50,13 @@ type sessionStore struct {
 // whole timeout may end up to this much early.
 func idleSlack(idle time.Duration) time.Duration { return min(idle/10, time.Minute) }
 
-// idleInterval is this replica's idle timeout as selectSessionAndUser
-// takes it: nil when it has none.
-func (s *sessionStore) idleInterval() *string { return idleInterval(s.idle) }
-
-// idleInterval is idle as an interval parameter: nil when it is none.
+// idleInterval is an idle timeout as selectSessionAndUser and
+// sessionEnded take it: nil when there is none.
 func idleInterval(idle time.Duration) *string {
 	if idle <= 0 {
 		return nil
 	}
-	d := idle.String()
+	d := fmt.Sprintf("%d microseconds", idle.Microseconds()) // PostgreSQL reads no "µs" of Duration.String
 	return &d
 }
 
@@ -170,7 +167,7 @@ func (s *sessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 		accessVersion          int64
 		readAt                 time.Time
 	)
-	err := s.pool.QueryRow(rctx, selectSessionAndUser, token, s.idleInterval()).Scan(&data, &expiry, &idleFrom, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion, &readAt)
+	err := s.pool.QueryRow(rctx, selectSessionAndUser, token, idleInterval(s.idle)).Scan(&data, &expiry, &idleFrom, &uid, &identity, &refreshToken, &refreshedAt, &expiresAt, &ended, &accessVersion, &readAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -310,7 +307,7 @@ const sessionEnded = `(s.expiry <= current_timestamp OR (s.idle_from IS NOT NULL
 // for each sign-in it ends, in one transaction.
 func (s *sessionStore) removeExpired(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, endIdleSignIns, s.idleInterval())
+		rows, err := tx.Query(ctx, endIdleSignIns, idleInterval(s.idle))
 		if err != nil {
 			return err
 		}

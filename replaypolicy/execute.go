@@ -421,7 +421,9 @@ func Identity(class Class, tenant, subject, msgID, operationID string) string {
 
 // JudgeJob says what becomes of one job. It is pure. In order: a subject
 // the worker's allowlist refuses makes it wait for a worker whose list
-// allows it, and blocks it once SettingWaitOver; for every class but rebuildable
+// allows it, and blocks it once SettingWaitOver; a job that waited for a
+// worker with a setting in an earlier claim (WaitedFor) is blocked once
+// SettingWaitOver, whichever worker judges it; for every class but rebuildable
 // (Classing.OncePerIdentity), another
 // job of the claim with the same identity makes it wait, the ledger's
 // answer (Needs NeedLedger until it is given) skips it (dedupe,
@@ -450,8 +452,8 @@ func JudgeJob(j Job) Verdict {
 		return v.plain(Wait, CheckSubject, refusal+"; the job waits for a worker whose setting allows it"+waitsForSetting)
 	}
 	if j.WaitedFor != "" && j.SettingWaitOver {
-		return v.plain(Block, j.WaitedFor, "the job waited for a worker whose "+settingOf(j.WaitedFor)+
-			" allows it, and none took it before its approval's expiry: request again")
+		return v.plain(Block, j.WaitedFor, "the job waited for a worker "+workerWith(j.WaitedFor)+
+			", and none took it before its approval's expiry: request again")
 	}
 	if j.classing().OncePerIdentity() {
 		l := j.Ledger
@@ -487,12 +489,12 @@ func WaitsForSetting(v Verdict) bool {
 	return v.Outcome == Wait && (v.Check == CheckSubject || v.Check == CheckNoRevalidator)
 }
 
-// settingOf names the setting a job that waited for check waited for.
-func settingOf(check string) string {
+// workerWith says which worker a job that waited for check waited for.
+func workerWith(check string) string {
 	if check == CheckNoRevalidator {
-		return "REVALIDATE_SUBJECT"
+		return "that has REVALIDATE_SUBJECT"
 	}
-	return SubjectSetting
+	return "whose " + SubjectSetting + " allows it"
 }
 
 // SettingWaitEnds is when a job of r stops waiting for a worker with a

@@ -18,10 +18,10 @@ func TestRev43CameBackOfABigRequestSaysWhatWasChecked(t *testing.T) {
 	m := views.ReplayRequestModel{ID: 7, Tenant: "acme", Class: "rebuildable", Status: "done", CameBack: 3}
 	m.Progress.Replayed = 20000
 	doc, _ := render(t, views.ReplayRequest(page("Replay request 7", "replays"), m))
-	assert.Equal(t, "3 of 20000 replayed items came back as new dead letters.", squash(byTestID(doc, "replay-came-back-count").Text()))
+	assert.Equal(t, "3 of 20,000 replayed items came back as new dead letters.", squash(byTestID(doc, "replay-came-back-count").Text()))
 
 	m.CameBackOf = 10000
 	doc, _ = render(t, views.ReplayRequest(page("Replay request 7", "replays"), m))
-	assert.Equal(t, "3 replayed items of the first 10000 came back as new dead letters.", squash(byTestID(doc, "replay-came-back-count").Text()))
-	assert.Contains(t, squash(byTestID(doc, "replay-came-back").Text()), "Items past the first 10000 are not checked here")
+	assert.Equal(t, "3 replayed items of the first 10,000 came back as new dead letters.", squash(byTestID(doc, "replay-came-back-count").Text()))
+	assert.Contains(t, squash(byTestID(doc, "replay-came-back").Text()), "Items past the first 10,000 are not checked here")
 }

@@ -305,7 +305,7 @@ func cameBackCount(back, replayed, of int) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var13 string
-				templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(back))
+				templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(Count(int64(back)))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_outcome.templ`, Line: 56, Col: 69}
 				}
@@ -331,7 +331,7 @@ func cameBackCount(back, replayed, of int) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var15 string
-				templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(of))
+				templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(Count(int64(of)))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_outcome.templ`, Line: 56, Col: 146}
 				}
@@ -357,7 +357,7 @@ func cameBackCount(back, replayed, of int) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var17 string
-				templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(of))
+				templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(Count(int64(of)))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_outcome.templ`, Line: 57, Col: 43}
 				}
@@ -375,7 +375,7 @@ func cameBackCount(back, replayed, of int) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var18 string
-				templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(back))
+				templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(Count(int64(back)))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_outcome.templ`, Line: 59, Col: 69}
 				}
@@ -388,7 +388,7 @@ func cameBackCount(back, replayed, of int) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var19 string
-				templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(replayed))
+				templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(Count(int64(replayed)))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_outcome.templ`, Line: 59, Col: 99}
 				}

@@ -22,9 +22,10 @@ type CameBack struct {
 
 // CameBacks are the items of a request whose replay came back as a new
 // dead letter: Items, by the item's dead letter, of its first items (as
-// many as the page reads); Replayed counts those of all its items that the
-// pages count replayed (ItemCounts.Replayed), whose broker stored the
-// replay and whose consumer failed on it all the same.
+// many as the page reads); Replayed counts those of its first
+// CameBackItemsMax items that the pages count replayed
+// (ItemCounts.Replayed), whose broker stored the replay and whose consumer
+// failed on it all the same.
 type CameBacks struct {
 	Items    map[int64]CameBack
 	Replayed int

@@ -64,7 +64,8 @@ type View struct {
 	// letter (ItemFailures).
 	Failures map[int64]Failure
 	// CameBack are the items read whose replay came back as a new dead
-	// letter, and how many of all its replayed items did.
+	// letter, and how many of its first CameBackItemsMax items counted
+	// replayed did.
 	CameBack CameBacks
 	// Reviewer: the viewer is not the requester, so they may approve or
 	// reject (separation of duties). Canceller: they may cancel it (its
