@@ -29,7 +29,7 @@ func TestRev43ConfirmWaitsSaysWhichTimeIsWhose(t *testing.T) {
 	require.Equal(t, 1, waits.Length())
 	text := squash(waits.Text())
 	assert.Contains(t, text, "3 items wait for the duplicate window of SEARCH: each is replayed once its own window has passed, the last no earlier than")
-	assert.Contains(t, text, "The items below say goes of these too: each goes once its own window has passed.")
+	assert.Contains(t, text, "The table below says goes of these items too: each goes once its own window has passed.")
 	assert.Equal(t, `For example, the first of them: deferred until 2026-12-07 22:11:27 UTC: stream SEARCH drops message id "m-1" as a duplicate for 2m0s`,
 		squash(byTestID(doc, "replay-waits-first").Text()))
 
@@ -38,7 +38,7 @@ func TestRev43ConfirmWaitsSaysWhichTimeIsWhose(t *testing.T) {
 	doc, _ = render(t, views.ReplayConfirm(page("Confirm replay", "deadletters"), views.ReplayConfirmModel{Action: "/replay/batches/b1", Groups: []views.ReplayGroup{g}}))
 	text = squash(byTestID(doc, "replay-waits").Text())
 	assert.Contains(t, text, "1 item waits for the duplicate window of SEARCH: replayed no earlier than")
-	assert.Contains(t, text, "The items below say goes of it too: it goes once its window has passed.")
+	assert.Contains(t, text, "The table below says goes of this item too: it goes once its window has passed.")
 	assert.NotContains(t, text, "For example")
 }
 
