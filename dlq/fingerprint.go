@@ -246,22 +246,7 @@ func quoteOpens(s string, i int) int {
 	if c == '\'' && i >= 2 && isLetter(s[i-1]) && isLetter(s[i-2]) && i+1 < len(s) && isLetter(s[i+1]) {
 		return 0
 	}
-	end := i + 1
-	for {
-		j := strings.IndexByte(s[end:], c)
-		if j < 0 {
-			return 0
-		}
-		end += j
-		if backslashes(s, end)%2 == 0 {
-			break
-		}
-		end++
-	}
-	if runsIntoWord(s, end+1) {
-		return 0
-	}
-	return end
+	return closingQuote(s, c, i+1, func(end int) bool { return backslashes(s, end)%2 == 0 })
 }
 
 // escapedQuoteOpens is quoteOpens of the quote at s[q] escaped by one
@@ -276,14 +261,21 @@ func escapedQuoteOpens(s string, q int) int {
 	if c == '\'' && q >= 3 && isLetter(s[q-2]) && isLetter(s[q-3]) && q+1 < len(s) && isLetter(s[q+1]) {
 		return 0
 	}
-	end := q + 1
+	return closingQuote(s, c, q+1, func(end int) bool { return end > q+1 && backslashes(s, end) == 1 })
+}
+
+// closingQuote is where the quote c that closes a value starting at
+// s[from] is: the first c at or after from that closes says is one (by
+// the backslashes before it); 0 when none is, or it runs into a word.
+func closingQuote(s string, c byte, from int, closes func(end int) bool) int {
+	end := from
 	for {
 		j := strings.IndexByte(s[end:], c)
 		if j < 0 {
 			return 0
 		}
 		end += j
-		if end > q+1 && backslashes(s, end) == 1 {
+		if closes(end) {
 			break
 		}
 		end++
