@@ -46,8 +46,16 @@ func TestRev43MigrateRekeysStaleMailboxes(t *testing.T) {
 		return got
 	}
 
+	xmin := func(subject string) (x uint32) {
+		t.Helper()
+		require.NoError(t, conn.QueryRow(ctx, `SELECT max(xmin::text::bigint) FROM identity_addresses WHERE subject = $1`, subject).Scan(&x))
+		return x
+	}
+	bob, annGoogle := xmin("bob"), xmin("ann-google")
 	_, err = migrations.Migrate(ctx, conn)
 	require.NoError(t, err)
+	assert.Equal(t, bob, xmin("bob"), "a key that is Mailbox's already was written again")
+	assert.Equal(t, annGoogle, xmin("ann-google"), "a key that is Mailbox's already was written again")
 	ann := replaypolicy.Mailbox("annsmith@gmail.com")
 	want := []string{
 		"ann-gh " + ann + " false",
