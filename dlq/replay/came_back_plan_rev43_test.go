@@ -85,3 +85,41 @@ func TestRev43CameBackProbesReturnsByIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestRev43ListCountsReturnsOfRequestsUpToAThousandItems: the replays list
+// counts the returns of a request of at most 1,000 items counted replayed
+// (a page lists 50, each item a probe of every newer partition); of a
+// bigger one it says nothing, and its own page counts them.
+func TestRev43ListCountsReturnsOfRequestsUpToAThousandItems(t *testing.T) {
+	t.Parallel()
+	rb, id, _, _ := benchReplayRequest(t, 1_001)
+	ctx := context.Background()
+	_, err := rb.db.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET state = 'replayed', handed_at = now(), first_published_at = now() WHERE request_id = $1`, id)
+	require.NoError(t, err)
+	back := dlq.ParseDLQ("dlq", dlq.Received{
+		Subject: "dlq.acme.search.index_update",
+		Header: map[string][]string{
+			dlq.HeaderOriginalSubject: {"app.acme.search.index_update.0"},
+			dlq.HeaderOriginalMsgID:   {"doc-0"},
+		},
+		Data: []byte("p"), Stream: "DLQ", Seq: 100_000, Time: time.Now(),
+	})
+	_, err = rb.store.Insert(ctx, []dlq.Record{back})
+	require.NoError(t, err)
+	_, err = rb.db.OwnerPool.Exec(ctx, `UPDATE dead_letters c SET replay_of = d.id, generation = 1 FROM dead_letters d
+        WHERE c.source_seq = 100000 AND d.source_seq < 100000 AND d.msg_id = c.msg_id`)
+	require.NoError(t, err)
+	listed := func() int {
+		t.Helper()
+		reqs, _, err := rb.replays.List(ctx, replay.ListFilter{Tenants: []string{"acme"}, Viewer: oncall, Limit: 50})
+		require.NoError(t, err)
+		require.Len(t, reqs, 1)
+		return reqs[0].CameBack
+	}
+	assert.Zero(t, listed(), "1,001 items counted replayed: the list probes none")
+
+	_, err = rb.db.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET state = 'blocked' WHERE request_id = $1
+        AND dead_letter_id = (SELECT max(dead_letter_id) FROM replay_jobs WHERE request_id = $1)`, id)
+	require.NoError(t, err)
+	assert.Equal(t, 1, listed(), "1,000 items counted replayed: the list counts their returns")
+}
