@@ -99,5 +99,5 @@ func TestRev43ConsoleBehindTheDatabaseKeepsItsSessions(t *testing.T) {
 	assert.True(t, found, "a session a console 20 minutes behind the database just wrote is gone")
 	var idle time.Duration
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT expiry - idle_from FROM sessions WHERE token = 'tok'`).Scan(&idle))
-	assert.Equal(t, 15*time.Minute, idle, "the idle deadline on the database's clock")
+	assert.Equal(t, 15*time.Minute, idle, "expiry is the idle timeout after idle_from, both on the database's clock")
 }

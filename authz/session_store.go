@@ -12,6 +12,7 @@ import (
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarantine-console/quarantine/audit"
@@ -51,13 +52,10 @@ type sessionStore struct {
 func idleSlack(idle time.Duration) time.Duration { return min(idle/10, time.Minute) }
 
 // idleInterval is an idle timeout as selectSessionAndUser and
-// sessionEnded take it: nil when there is none.
-func idleInterval(idle time.Duration) *string {
-	if idle <= 0 {
-		return nil
-	}
-	d := fmt.Sprintf("%d microseconds", idle.Microseconds()) // PostgreSQL reads no "µs" of Duration.String
-	return &d
+// sessionEnded take it (sent as an interval, not as text): NULL when there
+// is none.
+func idleInterval(idle time.Duration) pgtype.Interval {
+	return pgtype.Interval{Microseconds: idle.Microseconds(), Valid: idle > 0}
 }
 
 // sessionRead is what one request read of its session: the stored data and

@@ -264,9 +264,9 @@ func escapedQuoteOpens(s string, q int) int {
 	return closingQuote(s, c, q+1, func(end int) bool { return end > q+1 && backslashes(s, end) == 1 })
 }
 
-// closingQuote is where the quote c that closes a value starting at
-// s[from] is: the first c at or after from that closes says is one (by
-// the backslashes before it); 0 when none is, or it runs into a word.
+// closingQuote is the index of the first c at or after from for which
+// closes reports true (judged by the backslashes before it); 0 when there
+// is none, or when it runs into a word.
 func closingQuote(s string, c byte, from int, closes func(end int) bool) int {
 	end := from
 	for {

@@ -421,9 +421,9 @@ func Identity(class Class, tenant, subject, msgID, operationID string) string {
 
 // JudgeJob says what becomes of one job. It is pure. In order: a subject
 // the worker's allowlist refuses makes it wait for a worker whose list
-// allows it, and blocks it once SettingWaitOver; a job that waited for a
-// worker with a setting in an earlier claim (WaitedFor) is blocked once
-// SettingWaitOver, whichever worker judges it; for every class but rebuildable
+// allows it, and blocks it once SettingWaitOver; a job that, in an
+// earlier claim, waited for a worker with a setting (WaitedFor) is blocked
+// once SettingWaitOver, whichever worker judges it; for every class but rebuildable
 // (Classing.OncePerIdentity), another
 // job of the claim with the same identity makes it wait, the ledger's
 // answer (Needs NeedLedger until it is given) skips it (dedupe,

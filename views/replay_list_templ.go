@@ -566,7 +566,7 @@ func replayList(m ReplayListModel) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var21 string
-						templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(r.CameBack))
+						templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(Count(int64(r.CameBack)))
 						if templ_7745c5c3_Err != nil {
 							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/replay_list.templ`, Line: 135, Col: 195}
 						}

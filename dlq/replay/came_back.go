@@ -103,7 +103,8 @@ const CameBackItemsMax = 10_000
 const listCameBackMax = 1_000
 
 // cameBack reads which of the first limit items of request id that came
-// back did (CameBacks), and how many of its replayed items did.
+// back did (CameBacks), and how many of its first CameBackItemsMax items
+// counted replayed did.
 func cameBack(ctx context.Context, q querier, id int64, limit int) (CameBacks, error) {
 	out := CameBacks{Items: map[int64]CameBack{}}
 	rows, err := q.Query(ctx, selectCameBack, id, limit, CameBackItemsMax)
