@@ -69,6 +69,18 @@ func ChainOrigin(o, step string) string {
 		o + `.dead_lettered_at < ` + step + `.at + interval '24 hours'`
 }
 
+// ChainChild is the condition that c, an alias of dead_letters, came back
+// from a replay of the dead letter id (of tenant, dead-lettered at at):
+// linked to it (replay_of: dead_letters_replay_of_idx), in its tenant,
+// whatever the column holds, and only in the partitions newer than its
+// (a replay's dead letter came back after its origin), with a day of slack
+// for the clocks that stamped them. The walk down a chain (selectChain)
+// and a request's returns (dlq/replay's came_back) both read so.
+func ChainChild(c, id, tenant, at string) string {
+	return c + `.replay_of = ` + id + ` AND ` + c + `.tenant = ` + tenant + ` AND ` +
+		c + `.dead_lettered_at > ` + at + ` - interval '24 hours'`
+}
+
 // The chain of a dead letter, within its tenant: its origins back to the
 // first failure, newest first (ChainUp, a primary-key lookup per step),
 // then itself, then the dead letters that came back from replays of it,
@@ -107,8 +119,7 @@ WITH RECURSIVE start AS (
     SELECT n.id, n.tenant, n.dead_lettered_at, down.depth + 1 FROM down
     CROSS JOIN LATERAL (
         SELECT c.id, c.tenant, c.dead_lettered_at FROM dead_letters c
-        WHERE c.replay_of = down.id AND c.tenant = down.tenant
-          AND c.dead_lettered_at > down.dead_lettered_at - interval '24 hours' -- newer partitions only
+        WHERE ` + ChainChild("c", "down.id", "down.tenant", "down.dead_lettered_at") + `
         LIMIT $4
     ) n
     WHERE down.depth < $3

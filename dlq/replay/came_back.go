@@ -42,8 +42,7 @@ type CameBacks struct {
 // the database's clock (as sentReplays compares them, with chainSlack): a
 // dead letter stored before is no return of this replay, but of another
 // replay of the same dead letter sent before it.
-const cameBackFrom = `c.replay_of = i.dead_letter_id AND c.tenant = r.tenant
-          AND c.dead_lettered_at > i.dead_lettered_at - interval '24 hours' -- newer partitions only
+var cameBackFrom = dlq.ChainChild("c", "i.dead_letter_id", "r.tenant", "i.dead_lettered_at") + `
           AND c.received_at > coalesce(j.first_published_at, j.handed_at) - interval '` + chainSlack + `'`
 
 // landedJob is the condition that job j was sent, and may have landed
@@ -55,7 +54,7 @@ const landedJob = `j.handed_at IS NOT NULL AND j.state NOT IN ('blocked', 'skipp
 // settled it by hand.
 const replayedJob = `j.state = 'replayed' AND NOT ` + settledApplied
 
-const (
+var (
 	// The items of request $1 that came back, in item order, the first $2
 	// of them: each with one dead letter that came back (of the two read
 	// at most: one to show and one to tell there are more; in no order,

@@ -9,7 +9,7 @@ func (s *Service) CountsWithin(ctx context.Context, f ListFilter, requests, item
 }
 
 // The reads of the items that came back (came_back.go), for their plans.
-const (
+var (
 	SelectCameBack       = selectCameBack
 	SelectCameBackCounts = selectCameBackCounts
 )
