@@ -158,6 +158,12 @@ func (t *Table) ownErrorRule(ec string) ErrorRule {
 	return DefaultErrorRule(ec)
 }
 
+// FixLetsGo reports whether a recorded fix lets dead letters of error
+// class ec be replayed under t (its rule is AfterFix); false with no
+// table. The replay rules (FixedByRequester) and the groups page's offer
+// of a fix read it.
+func (t *Table) FixLetsGo(ec string) bool { return t != nil && t.ErrorRule(ec).Replay == AfterFix }
+
 // ErrorRules returns every error class with its rule under t, in the order
 // of ErrorClasses.
 func (t *Table) ErrorRules() []ErrorClassRule {

@@ -644,11 +644,7 @@ func judgeErrorClass(t *Table, v Verdict, item Item, at Step) Verdict {
 // error class on their own word alone. The latest fix is the one read:
 // an earlier one recorded by someone else does not count instead.
 func FixedByRequester(t *Table, item Item, knownAs []quarantine.Actor, requester, requesterNow quarantine.Actor) bool {
-	ec := item.ErrorClass
-	if ec == "" {
-		ec = ErrUnclassified
-	}
-	return t != nil && t.ErrorRule(ec).Replay == AfterFix && !item.Edited() && fixedAfter(item) &&
+	return t.FixLetsGo(item.ErrorClass) && !item.Edited() && fixedAfter(item) &&
 		personOf(item.FixRecordedByKnownAs, item.FixRecordedBy, item.FixRecordedByNow).mayBe(personOf(knownAs, requester, requesterNow))
 }
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq"
-	"github.com/quarantine-console/quarantine/replaypolicy"
 	"github.com/quarantine-console/quarantine/views"
 )
 
@@ -37,5 +36,5 @@ func (s *Server) fixHelps(ec dlq.ErrorClass) bool {
 		return true
 	}
 	t := s.deps.Replays.Policy()
-	return t == nil || t.ErrorRule(string(ec)).Replay == replaypolicy.AfterFix
+	return t == nil || t.FixLetsGo(string(ec))
 }
