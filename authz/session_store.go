@@ -93,10 +93,14 @@ type sessionRead struct {
 // (TestNowIsTheDatabasesClockAsTheSessionReadIt).
 func Now(ctx context.Context) time.Time {
 	if rd := readOf(ctx); rd != nil && !rd.dbNow.IsZero() {
-		return rd.dbNow.Add(time.Since(rd.local))
+		return rd.now()
 	}
 	return time.Now()
 }
+
+// now is the database's clock now, as rd read it, moved on by this
+// process's monotonic clock.
+func (rd *sessionRead) now() time.Time { return rd.dbNow.Add(time.Since(rd.local)) }
 
 // PollHeader marks a request that a page makes by itself, on a timer (the
 // dashboard's refresh, a replay's progress), rather than a person's: such a
@@ -236,7 +240,7 @@ func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, ex
 		// The idle deadline this request would write, on the database's
 		// clock (rd.local is this console's wall clock as it read dbNow).
 		moved := expiry.Add(rd.dbNow.Sub(rd.local)).Sub(rd.expiry)
-		if same && rd.idleFrom != nil && rd.dbNow.Add(time.Since(rd.local)).Sub(*rd.idleFrom) < s.slack && moved < s.slack {
+		if same && rd.idleFrom != nil && rd.now().Sub(*rd.idleFrom) < s.slack && moved < s.slack {
 			return nil // nothing changed that is worth a write
 		}
 	}
