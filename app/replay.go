@@ -162,7 +162,6 @@ type replayParts struct {
 	sweeper *replay.Service // on the workers' pool
 	workers []*replay.Worker
 	sweep   time.Duration
-	file    string // the policy file's path, as set
 	log     *slog.Logger
 }
 
@@ -189,7 +188,7 @@ func newReplayParts(ctx context.Context, cfg ReplayConfig, pool, jobs *pgxpool.P
 	workerService := replay.New(jobs, rcfg)
 	rcfg.DeadLetters = deadLetters // the process's store: its partition map
 	rcfg.Authority = authz.Authority{Access: access, Directory: authz.NewDirectory(pool), MaxAge: cfg.DirectoryMaxAge}
-	p := &replayParts{table: table, file: cfg.PolicyFile, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}
+	p := &replayParts{table: table, log: log, sweep: min(cfg.DraftTTL/4, time.Minute), service: replay.New(pool, rcfg), sweeper: workerService}
 	if cfg.Subjects.Empty() {
 		log.Warn(replay.SubjectSetting + " is empty: no tenant's dead letters can be replayed until it names their subjects, e.g. app.{tenant}.>, " +
 			"and this process's replay workers claim nothing (another process's approved replays wait for a worker that has the setting)")
@@ -232,13 +231,13 @@ func (p *replayParts) activate(ctx context.Context) error {
 		// where the operator who rolled the file looks first.
 		p.log.Warn("retention terms made active keep some dead letters a shorter time than the terms they replaced; the partition keeper removes by them from its next pass (at start). "+
 			"If that was not meant, roll the policy file back at once (`console policy rollback`, docs/runbook.md): a rollback brings the terms back, not what was removed",
-			"file", p.file, "shortened", shortened)
+			"file", p.table.Name(), "shortened", shortened)
 	}
 	voided, err := p.service.VoidStale(ctx)
 	if err != nil {
 		return err
 	}
-	p.log.Info("replay policy loaded", "file", p.file, "version", p.table.Version(), "voided_requests", voided)
+	p.log.Info("replay policy loaded", "file", p.table.Name(), "version", p.table.Version(), "voided_requests", voided)
 	st, err := p.service.PolicyStanding(ctx)
 	if err != nil {
 		return err
@@ -249,7 +248,7 @@ func (p *replayParts) activate(ctx context.Context) error {
 		// must not go unnoticed (the Policy page and
 		// quarantine_replay_policy_stale say so too).
 		p.log.Warn("replay policy is not the active one: this process submits, approves and replays nothing until its policy file has the active version",
-			"file", p.file, "version", st.Version(), "active_version", st.Active.Version,
+			"file", p.table.Name(), "version", st.Version(), "active_version", st.Active.Version,
 			"active_since", st.Active.ActivatedAt, "activated_by", st.Active.ActivatedBy, "rollback", st.RollbackHint())
 	}
 	return nil
