@@ -29,23 +29,13 @@ commands:
 
 // runAudit dispatches the "console audit" commands.
 func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, auditUsage)
-		return errUsage
-	}
-	switch args[0] {
-	case "verify":
-		return runAuditVerify(ctx, args[1:], getenv, stdout, stderr)
-	case "checkpoint":
-		return runAuditCheckpoint(ctx, args[1:], getenv, stdout, stderr)
-	case "keygen":
-		return runAuditKeygen(args[1:], getenv, stdout, stderr)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, auditUsage)
-		return nil
-	}
-	fmt.Fprint(stderr, auditUsage)
-	return usageError(fmt.Errorf("unknown audit command %q", args[0]))
+	return runGroup(ctx, "audit", auditUsage, map[string]command{
+		"verify":     runAuditVerify,
+		"checkpoint": runAuditCheckpoint,
+		"keygen": func(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+			return runAuditKeygen(args, getenv, stdout, stderr)
+		},
+	}, args, getenv, stdout, stderr)
 }
 
 // runAuditVerify is "console audit verify": it walks the hash chain, checks

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +36,32 @@ func exitCode(err error) int {
 // usageError is err, a command line the command does not take, with the
 // usage exit status 2.
 func usageError(err error) error { return &codedError{code: 2, err: err} }
+
+// command runs one console command with the arguments after its name.
+type command func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+
+// runGroup runs the command of a group of them ("console audit …", name
+// group, its usage text usage) that args name, with the arguments after
+// it. Asked for help, it prints usage; with no command or an unknown one,
+// it prints usage to stderr and fails as a usage error (exit 2), naming
+// the unknown one.
+func runGroup(ctx context.Context, group, usage string, commands map[string]command, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if run, ok := commands[args[0]]; ok {
+			return run(ctx, args[1:], getenv, stdout, stderr)
+		}
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+	}
+	fmt.Fprint(stderr, usage)
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("unknown %s command %q", group, args[0]))
+	}
+	return errUsage
+}
 
 // codedError carries a specific exit status.
 type codedError struct {

@@ -32,24 +32,9 @@ commands:
 
 // runPolicy dispatches the "console policy" commands.
 func runPolicy(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "rollback":
-			return runPolicyRollback(ctx, args[1:], getenv, stdout, stderr)
-		case "status":
-			return runPolicyStatus(ctx, args[1:], getenv, stdout, stderr)
-		case "show":
-			return runPolicyShow(ctx, args[1:], getenv, stdout, stderr)
-		case "-h", "-help", "--help", "help":
-			fmt.Fprint(stdout, policyUsage)
-			return nil
-		}
-	}
-	fmt.Fprint(stderr, policyUsage)
-	if len(args) > 0 {
-		return usageError(fmt.Errorf("unknown policy command %q", args[0]))
-	}
-	return errUsage
+	return runGroup(ctx, "policy", policyUsage, map[string]command{
+		"rollback": runPolicyRollback, "status": runPolicyStatus, "show": runPolicyShow,
+	}, args, getenv, stdout, stderr)
 }
 
 // runPolicyRollback is "console policy rollback --to VERSION --reason TEXT

@@ -23,20 +23,7 @@ commands:
 
 // runRetention dispatches the "console retention" commands.
 func runRetention(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "forget-stream":
-			return runRetentionForgetStream(ctx, args[1:], getenv, stdout, stderr)
-		case "-h", "-help", "--help", "help":
-			fmt.Fprint(stdout, retentionUsage)
-			return nil
-		}
-	}
-	fmt.Fprint(stderr, retentionUsage)
-	if len(args) > 0 {
-		return usageError(fmt.Errorf("unknown retention command %q", args[0]))
-	}
-	return errUsage
+	return runGroup(ctx, "retention", retentionUsage, map[string]command{"forget-stream": runRetentionForgetStream}, args, getenv, stdout, stderr)
 }
 
 // runRetentionForgetStream is "console retention forget-stream --stream
