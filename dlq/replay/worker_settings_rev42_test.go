@@ -12,7 +12,6 @@ import (
 	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/dlq"
 	"github.com/quarantine-console/quarantine/dlq/replay"
-	"github.com/quarantine-console/quarantine/testfactory/wait"
 )
 
 // TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting: the replay
@@ -28,20 +27,11 @@ func TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting(t *testing.T) {
 	t.Parallel()
 	b := setupReplay(t)
 	ctx := context.Background()
-	workerWith := func(t *testing.T, allow string) *replay.Worker {
-		subjects, err := replay.ParseSubjectAllowlist(allow)
-		require.NoError(t, err)
-		cfg := b.config(t)
-		cfg.Subjects = subjects
-		return replay.NewWorker(replay.New(b.db.Pool, cfg), b.js, b.auth, nil,
-			replay.WorkerConfig{Poll: 20 * time.Millisecond, AckTimeout: time.Minute, Retry: time.Millisecond}, b.log)
-	}
-
 	t.Run("SubjectRefused", func(t *testing.T) {
 		id := b.seedItem(t, "search.index_update", "rev42-other-list", nil, "{}")
 		req := b.request(t, []int64{id}, replay.SubmitInput{})
 		require.Equal(t, replay.StatusApproved, req.Status)
-		n, err := workerWith(t, "events.{tenant}.>").RunOnce(ctx)
+		n, err := b.subjectWorker(t, "events.{tenant}.>").RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		j := b.job(t, req.ID, id)
@@ -58,16 +48,7 @@ func TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting(t *testing.T) {
 	// a subject taken out on purpose on every process must not be
 	// published to by the first worker given it back, weeks later.
 	t.Run("StartedRequestPastItsApprovalsExpiry", func(t *testing.T) {
-		in := b.seedItem(t, "search.index_update", "rev42-started-in", nil, "{}")
-		out := b.seedItem(t, "search.index_update", "rev42-started-out", nats.Header{dlq.HeaderOriginalSubject: {"app.acme.search.reindex"}}, "{}")
-		req := b.request(t, []int64{in, out}, replay.SubmitInput{})
-		require.Equal(t, replay.StatusApproved, req.Status)
-		w := workerWith(t, "acme=app.acme.search.index_update")
-		wait.Until(t, "the allowed item replayed", time.Minute, func() bool {
-			_, err := w.RunOnce(ctx)
-			require.NoError(t, err)
-			return b.job(t, req.ID, in).State == "replayed"
-		})
+		req, _, out := b.startedWithOneWaiting(t, "rev42-started")
 		j := b.job(t, req.ID, out)
 		assert.Equal(t, "pending", j.State, j.Result)
 		assert.Contains(t, j.Result, "until its approval's expiry, whether or not something of its request was published")
@@ -75,14 +56,8 @@ func TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, replay.StatusRunning, r.Status, "something of it was published")
 
-		for _, q := range []string{ // a day and more later by the database's clock
-			`UPDATE replay_requests SET created_at = created_at - interval '30 hours', submitted_at = submitted_at - interval '30 hours',
-                approved_at = approved_at - interval '30 hours' WHERE id = $1`,
-			`UPDATE replay_approvals SET approved_at = approved_at - interval '30 hours' WHERE request_id = $1`,
-		} {
-			_, err := b.db.OwnerPool.Exec(ctx, q, req.ID)
-			require.NoError(t, err)
-		}
+		b.approvedLongAgo(t, req.ID) // a day and more later by the database's clock
+		w := b.subjectWorker(t, "acme=app.acme.search.index_update")
 		j = b.rerun(t, w, req.ID, out)
 		assert.Equal(t, "blocked", j.State, j.Result)
 		assert.Contains(t, j.Result, "no worker whose setting allows it took the job before its approval's expiry: request again")
@@ -92,7 +67,7 @@ func TestRev42WorkerWithOtherSettingsLeavesApprovedItemsWaiting(t *testing.T) {
 	t.Run("NoSubjects", func(t *testing.T) {
 		id := b.seedItem(t, "search.index_update", "rev42-no-list", nil, "{}")
 		req := b.request(t, []int64{id}, replay.SubmitInput{})
-		n, err := workerWith(t, "").RunOnce(ctx)
+		n, err := b.subjectWorker(t, "").RunOnce(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n, "a worker with no replay subjects claims nothing")
 		j := b.job(t, req.ID, id)
