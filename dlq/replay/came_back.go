@@ -41,9 +41,11 @@ type CameBacks struct {
 // that stamped them); and stored after this job was about to publish, by
 // the database's clock (as sentReplays compares them, with chainSlack): a
 // dead letter stored before is no return of this replay, but of another
-// replay of the same dead letter sent before it.
+// replay of the same dead letter sent before it. Of a job a person
+// republished, after their last decision to: what came back before the
+// republish is what it was sent again for (review round 44).
 var cameBackFrom = dlq.ChainChild("c", "i.dead_letter_id", "r.tenant", "i.dead_lettered_at") + `
-          AND c.received_at > coalesce(j.first_published_at, j.handed_at) - interval '` + chainSlack + `'`
+          AND c.received_at > coalesce(j.republished_at, j.first_published_at, j.handed_at) - interval '` + chainSlack + `'`
 
 // landedJob is the condition that job j was sent, and may have landed
 // (firstReplayJob's): nothing of any other came back.

@@ -55,6 +55,7 @@ const (
         first_attempt_at = CASE WHEN $2 = 'pending' THEN NULL ELSE first_attempt_at END, -- a person says it did not land
         deferrals = CASE WHEN $2 = 'pending' THEN 0 ELSE deferrals END,
         waited_for = CASE WHEN $2 = 'pending' THEN '' ELSE waited_for END, -- a person's republish waits for no earlier setting
+        republished_at = CASE WHEN $2 = 'pending' THEN now() ELSE republished_at END, -- a second send of its event: firstReplayJob
         settled = settled + 1
         WHERE id = $1 AND state = 'needs_reconciliation' -- settled once
           AND ($4::int IS NULL OR settled = $4)` // in the episode the person saw (ReconcileInput.Settled)
