@@ -47,7 +47,7 @@ bench-ui: ## Triage screens' server time on 1,000,000 dead letters (BENCH_ROWS=1
 bench-hostile-page: ## Bytes allocated to show one hostile dead letter's page (1 MB error and stack, 10,000 headers) and its downloads.
 	@scripts/bench.sh hostile-page
 
-bench-hostile-parse: ## Time to parse one dead letter of 4 MB of hostile header lines (distinct identity values, spellings, names).
+bench-hostile-parse: ## Time to parse one dead letter of 4 MB of hostile header lines (distinct identity values, spellings, names), and to fingerprint a hostile stack.
 	@scripts/bench.sh hostile-parse
 
 clean:

@@ -534,7 +534,12 @@ const javaCause = "Caused by: "
 // javaCauseAt is where the last cause line of stack starts (javaCause, no
 // further right than the trace's first line: a cause of a suppressed
 // exception is indented more), -1 when it has none. It reads back from
-// the end to that line, once it has found one.
+// the end, and judges each line with javaCause in it once, by its start:
+// only a line's first javaCause may start it. Judged match by match, a
+// line of thousands of them (a hostile Dlq-Stack, or a trace escaped
+// onto one line) read back to the line's start for each, in time that
+// grew as the square of the line's length, while the ingester's writer
+// held its batch (review round 44; BenchmarkFingerprintHostileStacks).
 func javaCauseAt(stack string) int {
 	if !strings.Contains(stack, javaCause) { // most stacks: one fast pass
 		return -1
@@ -547,10 +552,11 @@ func javaCauseAt(stack string) int {
 			return -1
 		}
 		start := strings.LastIndexByte(rest[:i], '\n') + 1
-		if i-start <= indent && strings.TrimLeft(rest[start:i], " \t") == "" {
+		line := strings.TrimLeft(rest[start:i+len(javaCause)], " \t")
+		if i+len(javaCause)-start-len(line) <= indent && strings.HasPrefix(line, javaCause) {
 			return start
 		}
-		rest = rest[:i]
+		rest = rest[:start]
 	}
 }
 

@@ -24,8 +24,9 @@ hostile-page)
 	pkg=./web; bench='^BenchmarkHostileDeadLetterPage$'; benchtime=${BENCH_TIME:-20x} ;;
 hostile-parse)
 	# One dead letter of about 4 MB of hostile header lines, per shape:
-	# how long ParseDLQ and the replay's read of its conflicts take.
-	pkg=./dlq; bench='^BenchmarkParseHostileHeaders$'; benchtime=${BENCH_TIME:-3x} ;;
+	# how long ParseDLQ and the replay's read of its conflicts take; and
+	# the fingerprint of one hostile Dlq-Stack of about 60 KB, per shape.
+	pkg=./dlq; bench='^(BenchmarkParseHostileHeaders|BenchmarkFingerprintHostileStacks)$'; benchtime=${BENCH_TIME:-3x} ;;
 ui)
 	# The triage screens on BENCH_ROWS dead letters (default 1,000,000), kept
 	# in the database quarantine_bench_<rows> between runs. One run measures
