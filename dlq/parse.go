@@ -783,13 +783,37 @@ func (r *Record) timeHeader(h map[string][]string, name string) *time.Time {
 	if v == "" {
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
+	t, err := parseRFC3339(strings.TrimSpace(v))
 	if err != nil {
 		r.flag("invalid:"+fieldOf(name), "%s %s is not an RFC 3339 time", name, short(v))
 		return nil
 	}
 	t = t.UTC()
 	return &t
+}
+
+// parseRFC3339 reads s as an RFC 3339 time in each spelling section 5.6
+// allows that Go's time.RFC3339Nano refuses: a lowercase t and z, a space
+// for the T (as section 5.6's note allows, and Python's and many
+// loggers' ISO formats write it), and a leap second (:60, read as the
+// second after :59). Before, such times were stored as none and flagged
+// "not an RFC 3339 time" (review round 44).
+func parseRFC3339(s string) (time.Time, error) {
+	if len(s) > 19 && (s[10] == 't' || s[10] == ' ') {
+		s = s[:10] + "T" + s[11:]
+	}
+	if strings.HasSuffix(s, "z") {
+		s = s[:len(s)-1] + "Z"
+	}
+	leap := len(s) > 19 && s[10] == 'T' && s[16] == ':' && s[17:19] == "60"
+	if leap {
+		s = s[:17] + "59" + s[19:]
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err == nil && leap {
+		t = t.Add(time.Second)
+	}
+	return t, err
 }
 
 // text makes s storable as PostgreSQL text: invalid UTF-8 and NUL become
