@@ -216,6 +216,21 @@ const keepSessionIdle = `UPDATE sessions SET data = $2, user_session = $3 WHERE 
 // each replica judges idle_from by its own). A poll (IsPoll) keeps the
 // idle deadline it read: only a person's request moves it.
 func (s *sessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	if err := s.commit(ctx, token, b, expiry); err != nil {
+		return fmt.Errorf("%w: %w", ErrSessionNotSaved, err)
+	}
+	return nil
+}
+
+// ErrSessionNotSaved marks a failed write of a browser's session (the
+// store's CommitCtx), which scs reports to its ErrorFunc as the response
+// starts, after the handler did its work: a change committed and audited,
+// whose flash, say, was not saved with it. The ErrorFunc tells it from a
+// session that could not be read (nothing was done) by this.
+var ErrSessionNotSaved = errors.New("the session was not saved")
+
+// commit is CommitCtx's write.
+func (s *sessionStore) commit(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	deadline, values, err := s.codec.Decode(b)
 	if err != nil {
 		return fmt.Errorf("decode session: %w", err)

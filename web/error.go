@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -24,7 +25,7 @@ func errorStatus(err error) int {
 	if errors.As(err, &he) {
 		return he.Code
 	}
-	if tooLong(err) {
+	if tooLong(err) || dlq.Unreachable(err) {
 		return http.StatusServiceUnavailable
 	}
 	if notText(err) {
@@ -76,6 +77,9 @@ func errorText(err error, status int) (title, detail string) {
 	case status == http.StatusServiceUnavailable && tooLong(err):
 		return "Took too long", "The database took too long for this and stopped it. Narrow the selection (a filter, fewer items) " +
 			"or try again in a moment; if it keeps happening, quote the request id to whoever runs the console."
+	case status == http.StatusServiceUnavailable && dlq.Unreachable(err):
+		return "Database not answering", "The console cannot reach its database just now (a restart or a failover, most likely), " +
+			"so it could not do this. Try again in a moment; you stay signed in. If it lasts, quote the request id to whoever runs the console."
 	case status == http.StatusNotFound:
 		return "Not found", "There is nothing here, or it is not yours to see."
 	case status == http.StatusUnprocessableEntity && notText(err):
@@ -167,6 +171,9 @@ func (s *Server) viewer(c echo.Context) {
 	if _, ok := c.Get(ctxUser).(authz.User); ok || s.deps.Login == nil { // no sign-in: a handler alone, in a unit test
 		return
 	}
+	if c.Get(ctxSessionUnread) != nil { // sessionFailed: there is no session to read
+		return
+	}
 	u, ok, err := s.deps.Login.Current(c.Request().Context())
 	if err != nil {
 		s.deps.Log.Warn("error page: read the session", "err", err)
@@ -222,4 +229,35 @@ func objectText(obj string) string {
 		return "replays of class " + class
 	}
 	return obj
+}
+
+// ctxSessionUnread marks the echo context of an answer to a request whose
+// session could not be read (sessionFailed): its error page names no one.
+const ctxSessionUnread = "quarantine.session_unread"
+
+// sessionFailed is the session manager's ErrorFunc: scs calls it when it
+// could not read a browser's session before the request, or save it as the
+// response starts. Its default wrote "Internal Server Error" as plain
+// text, its cause only to the standard logger (review round 44).
+//
+// A session that could not be read (PostgreSQL restarting, say) answers
+// as every error does (handleError: 503 "Database not answering" when
+// PostgreSQL is out of reach, the console's page, or JSON, with the
+// request id), logged with it; nothing was done. A session that could not
+// be saved (authz.ErrSessionNotSaved) comes after the handler did its
+// work: a change committed and audited, whose flash was to be saved with
+// the session. Its answer (a 303 to the page, say) goes out as it is,
+// without the session's change; an error page there would tell the person
+// a done change failed. A sign-in whose session was not saved leaves the
+// browser signed out: the page it lands on asks to sign in again.
+func (s *Server) sessionFailed(w http.ResponseWriter, r *http.Request, err error) {
+	rid := w.Header().Get(echo.HeaderXRequestID)
+	if errors.Is(err, authz.ErrSessionNotSaved) {
+		s.deps.Log.Error("session not saved: the response goes out without its change", "method", r.Method, "path", r.URL.Path,
+			"request_id", rid, "err", err)
+		return
+	}
+	c := s.echo.NewContext(r, w)
+	c.Set(ctxSessionUnread, true)
+	s.handleError(fmt.Errorf("read the session: %w", err), c)
 }

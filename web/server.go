@@ -155,6 +155,7 @@ func New(d Deps) http.Handler {
 	}
 	s.echo = e
 	s.patterns = routePatterns(e)
+	d.Sessions.ErrorFunc = s.sessionFailed
 	readSession := func(h http.Handler) http.Handler { return authz.WithSessionReads(d.Sessions.LoadAndSave(h)) }
 	// Cross-origin protection comes before the session is read, so that a
 	// refusal may cost no read of it (crossOriginRefused).
