@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -32,12 +33,28 @@ type DB interface {
 // Checkpointer records checkpoints on schedule (Run) and on demand (Record).
 // Every replica may run one: they take turns under an advisory lock, and a
 // head is signed once.
+//
+// It logs each signed head it comes to know at Info, with its seq and hash
+// (logHead): the shipped logs hold heads kept outside the database,
+// anchors for `console audit verify --anchor`, which is what catches a log
+// its owner cut back to an earlier signed head (the rows after it and the
+// newer checkpoints deleted, the triggers off): what is left is a sound
+// chain whose checkpoints all verify, and the console goes on signing from
+// there.
 type Checkpointer struct {
 	db     DB
 	signer *Signer
 	keys   *KeySet // TrustedKeys(signer, cfg.Trusted)
 	cfg    CheckpointConfig
 	log    *slog.Logger
+
+	// mu guards head. A tick holds it from its read of the newest
+	// checkpoint that verifies to its note of it (readHead), and Record
+	// notes a checkpoint only once it committed: a tick never reads a
+	// checkpoint older than one noted before, unless the log went back.
+	mu sync.Mutex
+	// head is the newest signed head noted (zero before the first).
+	head Checkpoint
 }
 
 // NewCheckpointer returns a checkpointer signing with signer.
@@ -61,15 +78,46 @@ func (c *Checkpointer) Signer() *Signer { return c.signer }
 // with: TrustedKeys of its signer and CheckpointConfig.Trusted.
 func (c *Checkpointer) Keys() *KeySet { return c.keys }
 
-// Record signs the current head now (see RecordTrusting).
+// Record signs the current head now (see RecordTrusting), in a
+// transaction of its own, and logs the checkpoint it signed, or the one it
+// found at the head when that is newer than any logged (logHead).
 func (c *Checkpointer) Record(ctx context.Context, reason string) (Checkpoint, error) {
-	return c.RecordIn(ctx, c.db, reason)
+	cp, found, err := SignHead(ctx, c.db, c.signer, c.cfg.Trusted, reason)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cp.Signed() && (!found || cp.Seq > c.head.Seq) {
+		c.logHead(cp, !found)
+	}
+	if cp.Seq > c.head.Seq {
+		c.head = cp
+	}
+	return cp, nil
 }
 
 // RecordIn is Record in db, the caller's transaction (a purge signs the
-// head in the transaction that removes what the log refers to).
+// head in the transaction that removes what the log refers to). It logs
+// nothing: the checkpoint may yet roll back with db, and a head logged
+// that the log never held would read as a rewritten log; the next tick
+// of Run logs it once it committed, if it is still the newest.
 func (c *Checkpointer) RecordIn(ctx context.Context, db Beginner, reason string) (Checkpoint, error) {
 	return RecordTrusting(ctx, db, c.signer, c.cfg.Trusted, reason)
+}
+
+// logHead logs cp, a committed checkpoint that verifies, at Info: "audit
+// checkpoint recorded" when this process signed it (signed), else "audit
+// checkpoint seen" (another replica, a purge's transaction or `console
+// audit checkpoint` signed it), with its seq, hash, key id, reason, time
+// and anchor (seq:hash, as `console audit verify --anchor` takes it).
+func (c *Checkpointer) logHead(cp Checkpoint, signed bool) {
+	msg := "audit checkpoint seen"
+	if signed {
+		msg = "audit checkpoint recorded"
+	}
+	c.log.Info(msg, "seq", cp.Seq, "hash", cp.HashHex(), "key_id", cp.KeyID, "reason", cp.Reason,
+		"at", cp.At, "anchor", fmt.Sprintf("%d:%s", cp.Seq, cp.HashHex()))
 }
 
 // Run records a checkpoint whenever one is due, until ctx ends. Failures are
@@ -98,14 +146,7 @@ const selectHeadAndClock = `SELECT COALESCE((SELECT seq FROM audit_log ORDER BY 
 // database checks their seq, hash and date, not their signature) neither
 // counts as signed nor, dated ahead, puts the next one off.
 func (c *Checkpointer) tick(ctx context.Context) error {
-	var (
-		head int64
-		now  time.Time
-	)
-	if err := c.db.QueryRow(ctx, selectHeadAndClock).Scan(&head, &now); err != nil {
-		return fmt.Errorf("read audit head: %w", err)
-	}
-	vc, err := LatestVerifiedCheckpoint(ctx, c.db, c.keys)
+	head, now, vc, err := c.readHead(ctx)
 	if err != nil {
 		return err
 	}
@@ -120,12 +161,38 @@ func (c *Checkpointer) tick(ctx context.Context) error {
 	if reason == "" {
 		return nil
 	}
-	cp, err := c.Record(ctx, reason)
-	if err != nil {
-		return err
+	_, err = c.Record(ctx, reason)
+	return err
+}
+
+// readHead reads the head, the database's clock and the newest checkpoint
+// that verifies, holding c.mu from the read to its note: a checkpoint
+// newer than the last noted is logged (logHead); one older means the log
+// went back (rows and checkpoints removed from its end, or a database
+// restored from a backup or failed over to a replica behind), logged at
+// Error with both heads, once: the older is noted instead. A Record that
+// commits meanwhile notes its checkpoint after this one, never before.
+func (c *Checkpointer) readHead(ctx context.Context) (head int64, now time.Time, vc VerifiedCheckpoint, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.db.QueryRow(ctx, selectHeadAndClock).Scan(&head, &now); err != nil {
+		return 0, time.Time{}, vc, fmt.Errorf("read audit head: %w", err)
 	}
-	c.log.Debug("audit checkpoint recorded", "seq", cp.Seq, "reason", cp.Reason, "key_id", cp.KeyID)
-	return nil
+	if vc, err = LatestVerifiedCheckpoint(ctx, c.db, c.keys); err != nil {
+		return 0, time.Time{}, vc, err
+	}
+	switch cp := vc.Checkpoint; {
+	case !vc.OK:
+	case cp.Seq > c.head.Seq:
+		c.logHead(cp, false)
+		c.head = cp
+	case cp.Seq < c.head.Seq:
+		c.log.Error("audit signed head went back: the newest checkpoint that verifies is older than one this console saw before; the log was cut back (see docs/runbook.md, AuditHeadWentBack)",
+			"seq", cp.Seq, "hash", cp.HashHex(), "seen_seq", c.head.Seq, "seen_hash", c.head.HashHex(),
+			"seen_anchor", fmt.Sprintf("%d:%s", c.head.Seq, c.head.HashHex()))
+		c.head = cp
+	}
+	return head, now, vc, nil
 }
 
 // checkpointDue returns why a checkpoint is due, or "" when none is: there

@@ -14,6 +14,13 @@ import (
 // key it cannot read, database errors) shows as growing numbers, and a
 // checkpoint someone else inserted neither hides them nor counts. Newer
 // checkpoints that do not verify are counted apart.
+//
+// It reports the seqs of the head and of that checkpoint too, which never
+// go down while the log is intact (it is append-only and never purged):
+// kept by Prometheus, outside the database, they show a log cut back to
+// an earlier signed head, which verifies with no anchor. Both are read
+// from the database at each scrape, so a console that starts reports
+// where the log is, not 0.
 type CheckpointCollector struct {
 	db         Querier
 	keys       *KeySet
@@ -22,6 +29,8 @@ type CheckpointCollector struct {
 	age        *prometheus.Desc
 	unverified *prometheus.Desc
 	refused    *prometheus.Desc
+	headSeq    *prometheus.Desc
+	signedSeq  *prometheus.Desc
 }
 
 // selectRefusedCount counts the log's audit.checkpoint_refused entries
@@ -36,7 +45,10 @@ const selectRefusedCount = `SELECT count(*) FROM audit_log WHERE action = '` + A
 // checkpoint that verifies with keys, and of
 // quarantine_audit_checkpoints_refused_total, the checkpoints the console
 // refused (RecordTrusting): the gauge clears once a checkpoint that
-// verifies is signed past a forged one, the counter does not.
+// verifies is signed past a forged one, the counter does not. It reports
+// quarantine_audit_head_seq, the seq of the log's newest entry (0 for an
+// empty log), and quarantine_audit_checkpoint_seq, the seq of the newest
+// checkpoint that verifies with keys (absent before the first).
 func NewCheckpointCollector(db Querier, keys *KeySet, log *slog.Logger) *CheckpointCollector {
 	return &CheckpointCollector{
 		db: db, keys: keys, log: log,
@@ -48,6 +60,10 @@ func NewCheckpointCollector(db Querier, keys *KeySet, log *slog.Logger) *Checkpo
 			"Checkpoints newer than the last signed one whose signature does not verify with the console's key: not the console's (run console audit verify).", nil, nil),
 		refused: prometheus.NewDesc("quarantine_audit_checkpoints_refused_total",
 			"Checkpoints the console refused as not its own when it signed past them (audit.checkpoint_refused entries in the log; never goes down).", nil, nil),
+		headSeq: prometheus.NewDesc("quarantine_audit_head_seq",
+			"Seq of the audit log's newest entry (0 for an empty log); never goes down unless entries were removed from its end.", nil, nil),
+		signedSeq: prometheus.NewDesc("quarantine_audit_checkpoint_seq",
+			"Seq of the last signed checkpoint, the newest whose signature verifies with the console's keys (absent before the first); never goes down unless the log was cut back to an earlier signed head.", nil, nil),
 	}
 }
 
@@ -57,6 +73,8 @@ func (c *CheckpointCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.age
 	ch <- c.unverified
 	ch <- c.refused
+	ch <- c.headSeq
+	ch <- c.signedSeq
 }
 
 // Collect implements prometheus.Collector. A database error is logged and
@@ -77,6 +95,7 @@ func (c *CheckpointCollector) Collect(ch chan<- prometheus.Metric) {
 		c.log.Warn("audit checkpoint metric", "err", err)
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(c.headSeq, prometheus.GaugeValue, float64(head))
 	ch <- prometheus.MustNewConstMetric(c.unsigned, prometheus.GaugeValue, float64(head-vc.Checkpoint.Seq))
 	ch <- prometheus.MustNewConstMetric(c.unverified, prometheus.GaugeValue, float64(vc.Unverified))
 	var refused int64
@@ -87,5 +106,6 @@ func (c *CheckpointCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if vc.OK {
 		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, now.Sub(vc.Checkpoint.At).Seconds())
+		ch <- prometheus.MustNewConstMetric(c.signedSeq, prometheus.GaugeValue, float64(vc.Checkpoint.Seq))
 	}
 }
