@@ -202,8 +202,10 @@ const (
 // checkpoint: its signature with opts.Keys, and that the entry at its seq
 // has its hash; and every anchor in opts.Anchors the same way. A log
 // truncated and rebuilt with fresh hashes after a checkpoint or an anchor
-// fails here; a log whose checkpoints were removed as well is caught only by
-// an anchor (or by noticing that the checkpoints stopped).
+// fails here; a log cut back to an earlier signed head, its newer
+// checkpoints removed as well, is caught only by an anchor: what is left
+// verifies, and the console signs on from there (the Checkpointer logs
+// each signed head, and CheckpointCollector exports its seq, for that).
 //
 // A checkpoint whose signature does not verify breaks the chain, unless a
 // later checkpoint verifies with no problem between them: that one vouches
