@@ -18,6 +18,14 @@ const (
 	ActionDenied     = "authz.denied"
 	ActionCSRFDenied = "csrf.denied"
 
+	// ActionIdentityRekeyed: `console migrate` wrote again the mailbox key
+	// of kept addresses (identity_addresses.mailbox, by which separation
+	// of duties links an identity's addresses to other identities) where
+	// this release reads an address otherwise than the one that kept it
+	// (migrations.fillMailboxes): one entry per transaction that changed
+	// any, naming how many and the identities newly linked.
+	ActionIdentityRekeyed = "identity.mailboxes.rekeyed"
+
 	ActionBindingAdd    = "binding.add"
 	ActionBindingDelete = "binding.delete"
 	// ActionBindingUnmatched: the console stopped matching a binding (an
@@ -108,6 +116,7 @@ const (
 // each family's actions in the order a reader meets them.
 var actions = [][]string{
 	{ActionLogin, ActionLogout, ActionIdentityChange, ActionSessionEnd, ActionSessionsRevoke},
+	{ActionIdentityRekeyed},
 	{ActionDenied},
 	{ActionCSRFDenied},
 	{ActionBindingAdd, ActionBindingDelete, ActionBindingUnmatched},

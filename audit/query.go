@@ -660,7 +660,7 @@ func Trail(ctx context.Context, db Batcher, objectType, objectID, messageID, ten
 // Event carries is added here.
 var ObjectTypes = []string{
 	"audit_checkpoint", "audit_entry", "audit_log", "dead_letter", "dead_letters", "dead_letters_purged", "error_group",
-	"fix_marker", "person", "replay_batch", "replay_policy", "replay_request", "retention_terms", "role_binding", "route",
+	"fix_marker", "identity_addresses", "person", "replay_batch", "replay_policy", "replay_request", "retention_terms", "role_binding", "route",
 	"session", "user_settings",
 }
 

@@ -87,7 +87,8 @@ func All() ([]Migration, error) {
 // PostgreSQL advisory lock while it works, so replicas starting together
 // apply each migration once. Then it fills in what SQL cannot compute,
 // and writes again what an earlier release computed otherwise
-// (fillMailboxes). It returns the version reached.
+// (fillMailboxes, which audits what it writes). It returns the version
+// reached.
 //
 // A schema newer than this binary's migrations (Newest), which a later
 // release left, is not an error: Migrate runs nothing on it, not even the
