@@ -271,7 +271,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	a.ingester = dlq.NewIngester(ingest, a.JetStream, jobStore, ingestMetrics, log)
 	a.start.Wait("JetStream", "NATS_WAIT", cmp.Or(cfg.NATSWait, time.Minute))
 	if err := a.ingester.SetupWithin(ctx, cmp.Or(cfg.NATSWait, time.Minute)); err != nil {
-		return nil, err
+		return nil, jetStreamOff(a.natsURL, err)
 	}
 	a.reg.MustRegister(dlq.NewDepthCollector(jobStore, log), replay.NewMetricsCollector(a.Jobs, log))
 	a.Checkpoints = audit.NewCheckpointer(a.Jobs, cfg.AuditSigner, audit.CheckpointConfig{

@@ -20,6 +20,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/quarantine-console/quarantine/dlq"
 )
 
 // connectNATS connects to the configured servers, waiting up to NATSWait
@@ -87,6 +89,16 @@ func (a *App) connectNATS(ctx context.Context) error {
 		return fmt.Errorf("jetstream: %w", err)
 	}
 	return nil
+}
+
+// jetStreamOff is err, from a start's JetStream set-up or check, with
+// url named when it says JetStream is off there (dlq.ErrJetStreamNotEnabled):
+// the operator reads which server, or which account, to give JetStream.
+func jetStreamOff(url string, err error) error {
+	if errors.Is(err, dlq.ErrJetStreamNotEnabled) {
+		return fmt.Errorf("NATS_URL %s: %w", Redact(url), err)
+	}
+	return err
 }
 
 // startEmbeddedNATS runs the NATS server inside the process, on a loopback

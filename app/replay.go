@@ -330,8 +330,10 @@ type Workers struct {
 // NewWorkers listens on cfg.MetricsAddr first, answering probes as a
 // starting process there (as New does), then waits up to cfg.DBWait for
 // PostgreSQL and cfg.NATSWait for NATS, checks the schema and the database
-// role (as New does), wires cfg.Replay.Workers replay workers and hands
-// the listener to /healthz, /readyz and /metrics; Run them.
+// role (as New does), refuses at once a NATS server or account without
+// JetStream (as New does: every replay is a JetStream publish), wires
+// cfg.Replay.Workers replay workers and hands the listener to /healthz,
+// /readyz and /metrics; Run them.
 func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Workers, err error) {
 	w := &Workers{log: log, served: make(chan error, 1), natsEnd: newNATSEnd()}
 	defer func() {
@@ -364,6 +366,10 @@ func NewWorkers(ctx context.Context, cfg WorkersConfig, log *slog.Logger) (_ *Wo
 		return nil, err
 	}
 	warnPlainTransport(cfg.DatabaseURL, cfg.NATSURL, w.nc, log)
+	w.start.Step("asking whether the NATS account has JetStream")
+	if err := dlq.JetStreamEnabled(ctx, js); err != nil {
+		return nil, jetStreamOff(cfg.NATSURL, err)
+	}
 	w.start.Step("reading permissions and the replay policy")
 	if w.access, err = authz.NewAccess(ctx, w.pool, cfg.Replay.Groups, log); err != nil {
 		return nil, err

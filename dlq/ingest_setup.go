@@ -18,7 +18,11 @@ import (
 // what was asked (a stream whose subjects overlap another's, say, or a
 // configuration the server never takes: replicas on a server that is not
 // clustered, an age limit below the duplicate window, a size limit above
-// its storage) ends it at once, naming the setting to change.
+// its storage) ends it at once, naming the setting to change. So does a
+// server or an account without JetStream (ErrJetStreamNotEnabled): no
+// server answers the JetStream API then, which reads like a cluster with
+// no leader yet, and only the account's own answer tells them apart
+// (JetStreamEnabled).
 func (in *Ingester) SetupWithin(ctx context.Context, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	pause := 250 * time.Millisecond
@@ -26,7 +30,13 @@ func (in *Ingester) SetupWithin(ctx context.Context, wait time.Duration) error {
 		actx, cancel := context.WithTimeout(ctx, min(time.Until(deadline), setupAttempt))
 		err := in.Setup(actx)
 		cancel()
-		if err == nil || !jetStreamNotReady(err) || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if mayBeNoJetStream(err) && JetStreamEnabled(ctx, in.js) != nil {
+			return fmt.Errorf("%w: %w", ErrJetStreamNotEnabled, err) // what Setup met says more than the account's answer
+		}
+		if !jetStreamNotReady(err) {
 			return err
 		}
 		if time.Now().Add(pause).After(deadline) {
@@ -45,6 +55,50 @@ func (in *Ingester) SetupWithin(ctx context.Context, wait time.Duration) error {
 // setupAttempt bounds one attempt of Setup (its calls wait for the
 // context's deadline when it has one, not the client's timeout).
 const setupAttempt = 15 * time.Second
+
+// ErrJetStreamNotEnabled is JetStreamEnabled's answer (and so
+// SetupWithin's) when the NATS server runs no JetStream or the account
+// has none: the console cannot store a dead letter there, and waiting
+// mends neither.
+var ErrJetStreamNotEnabled = errors.New("JetStream is not enabled on this server (nats-server -js, or a jetstream {} block) or for this account (its jetstream limits)")
+
+// jetStreamAsk bounds JetStreamEnabled's question: the client's own
+// timeout for a JetStream call.
+const jetStreamAsk = 5 * time.Second
+
+// JetStreamEnabled asks js's account once, waiting up to 5 s for the
+// answer, whether it has JetStream (its account info), and returns
+// ErrJetStreamNotEnabled, with the answer, when the server says it has
+// none (jetstream not enabled, 10076; not enabled for the account, 10039)
+// or no server answers the JetStream API at all (no responders, which
+// the client reads as the same). Any other outcome is nil, an error too
+// (a timeout, a user not allowed $JS.API.INFO): it says nothing of
+// JetStream being off. A server that runs no JetStream itself, in a
+// cluster or as a leaf node whose JetStream servers are all down just
+// then, is answered the same way as one with none anywhere: the NATS
+// server the console is connected to cannot tell them apart either.
+func JetStreamEnabled(ctx context.Context, js jetstream.JetStream) error {
+	ctx, cancel := context.WithTimeout(ctx, jetStreamAsk)
+	defer cancel()
+	_, err := js.AccountInfo(ctx)
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		return fmt.Errorf("%w: %w", ErrJetStreamNotEnabled, err)
+	}
+	return nil
+}
+
+// mayBeNoJetStream reports whether err, a failed Setup, may be JetStream
+// off on the server or for the account (JetStreamEnabled asks): no
+// server answered (no responders), or one answered that it is not
+// enabled (10076, 10039, which come with a 503, as a cluster without a
+// leader does).
+func mayBeNoJetStream(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode == jetstream.JSErrCodeJetStreamNotEnabled || api.ErrorCode == jetstream.JSErrCodeJetStreamNotEnabledForAccount
+	}
+	return errors.Is(err, nats.ErrNoResponders)
+}
 
 // jetStreamNotReady reports whether err is JetStream not answering, or
 // answering that it cannot serve yet (5xx: no leader, cluster not
