@@ -233,9 +233,15 @@ type Ingester struct {
 
 	// cutOff is set while PostgreSQL does not take this replica's batches
 	// (see storeBatch): the writers hand back what they receive, and Run,
-	// told on pause, takes no more until PostgreSQL answers.
+	// told on pause, takes no more until PostgreSQL takes a write again
+	// (pauseForPostgres).
 	cutOff atomic.Bool
 	pause  chan struct{}
+
+	// afterProbe, when set (tests), runs after each time a replica cut
+	// off from PostgreSQL asked whether it takes a write (pauseForPostgres),
+	// with the answer.
+	afterProbe func(err error)
 
 	// afterCommit, when set (tests), runs after a batch is stored and
 	// before it is acked; returning false skips the acks, as a crash there would.
@@ -630,11 +636,12 @@ func (in *Ingester) handBack(ctx context.Context, batch []item) {
 
 // cutOffAfter is how long storeBatch retries a batch while PostgreSQL is
 // out of reach (Unreachable: not a statement that timed out or waited for
-// a lock, which one slow dead letter causes) before this replica
-// hands back what it holds and takes nothing until PostgreSQL answers: it
-// keeps the batch in progress meanwhile, and a replica that lost
-// PostgreSQL but not NATS would otherwise keep its dead letters from the
-// replicas that can store them for as long as it stays cut off.
+// a lock, which one slow dead letter causes) before this replica hands
+// back what it holds and takes nothing until PostgreSQL takes a write
+// again (pauseForPostgres): it keeps the batch in progress meanwhile, and
+// a replica that lost PostgreSQL but not NATS would otherwise keep its
+// dead letters from the replicas that can store them for as long as it
+// stays cut off.
 const cutOffAfter = 10 * time.Second
 
 // cutOffFromPostgres marks the replica cut off from PostgreSQL (err: the
@@ -644,7 +651,7 @@ func (in *Ingester) cutOffFromPostgres(err error) {
 		return
 	}
 	in.metrics.CutOff.Set(1)
-	in.log.Warn("PostgreSQL has not taken a batch for a while: handing back the dead letters this replica holds, for replicas that can store them, and taking none until PostgreSQL answers",
+	in.log.Warn("PostgreSQL has not taken a batch for a while: handing back the dead letters this replica holds, for replicas that can store them, and taking none until PostgreSQL takes a write again",
 		"for", cutOffAfter, "err", err)
 	select {
 	case in.pause <- struct{}{}:
@@ -654,18 +661,33 @@ func (in *Ingester) cutOffFromPostgres(err error) {
 
 // pauseForPostgres stops sess while the replica is cut off from
 // PostgreSQL (what its inbox holds reaches the writers, which hand it
-// back), waits until PostgreSQL answers a ping, and consumes anew, setting
-// the streams and consumers up first (one may have been deleted
-// meanwhile). Alone, the replica then receives again what it handed back.
-// nil means ctx ended.
+// back), waits until PostgreSQL takes a write again (takesWrites), and
+// consumes anew, setting the streams and consumers up first (one may have
+// been deleted meanwhile). Alone, the replica then receives again what it
+// handed back. nil means ctx ended.
+//
+// A ping is not enough: a server that answers but refuses every write (a
+// standby DATABASE_URL points at after a failover, 25006; a full disk,
+// 53100) answers one at once, and the replica took its batches again only
+// to be cut off 10 s later, over and over, each time handing the batch
+// back (one more delivery of each) and putting the cut-off gauge back to
+// 0 for a moment. While PostgreSQL answers so, the log says why the
+// replica is still cut off, again each time the error changes.
 func (in *Ingester) pauseForPostgres(ctx context.Context, items chan<- item, sess *session) *session {
 	sess.stop()
+	var said string // the last refusal logged
 	for backoff := time.Second; ; backoff = min(2*backoff, 5*time.Second) {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := in.store.pool.Ping(pctx)
-		cancel()
-		if err == nil {
+		refused, err := in.takesWrites(ctx)
+		if in.afterProbe != nil {
+			in.afterProbe(err)
+		}
+		if !refused {
 			break
+		}
+		if answered(err) && err.Error() != said {
+			said = err.Error()
+			in.log.Warn("PostgreSQL answers but refuses writes: still cut off, taking no dead letters until it takes one",
+				"stream", in.cfg.Stream, "consumer", in.cfg.Durable, "err", err)
 		}
 		if !sleep(ctx, backoff) {
 			return nil

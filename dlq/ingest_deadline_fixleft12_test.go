@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -23,7 +24,8 @@ import (
 // statement. Each ingest transaction is now given up a little after the
 // server's statement_timeout (IngestConfig.StatementTimeout): the attempt
 // fails, the batch is retried and handed back for others (cut off, as when
-// PostgreSQL is out of reach), and once the lock goes it is stored, once.
+// PostgreSQL is out of reach, until it takes a write again), and once the
+// lock goes it is stored, once.
 func TestFixLeft12HungStatementDoesNotHoldBatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -53,9 +55,24 @@ func TestFixLeft12HungStatementDoesNotHoldBatch(t *testing.T) {
 	})
 	t.Logf("first attempt given up after %s", time.Since(start).Round(10*time.Millisecond))
 	// The batch is handed back (cutOffAfter of attempts that got no
-	// answer) and delivered again, long before its ack wait.
-	wait.Until(t, "the batch handed back and delivered again", cutOffAfter+3*deadline+10*time.Second, func() bool {
-		return b.consumerInfo(t).Delivered.Consumer > n
+	// answer) and delivered again, long before its ack wait: to another
+	// client of the consumer, which hands it back in turn. The replica
+	// takes nothing meanwhile: PostgreSQL takes no write while the lock is
+	// held (pauseForPostgres), though it answers a ping.
+	wait.Until(t, "the replica cut off", cutOffAfter+3*deadline+10*time.Second, r.cutOff.Load)
+	cons, err := b.js.Consumer(ctx, "DLQ", "quarantine-ingest")
+	require.NoError(t, err)
+	got := map[uint64]bool{}
+	wait.Until(t, "the batch handed back and delivered to another client", 30*time.Second, func() bool {
+		msgs, err := cons.Fetch(n, jetstream.FetchMaxWait(time.Second))
+		require.NoError(t, err)
+		for m := range msgs.Messages() {
+			md, err := m.Metadata()
+			require.NoError(t, err)
+			got[md.Sequence.Stream] = true
+			require.NoError(t, m.Nak())
+		}
+		return len(got) == n
 	})
 	t.Logf("delivered again after %s", time.Since(start).Round(10*time.Millisecond))
 	assert.Zero(t, countRows(t, b.db.Pool, "true"), "nothing stored while the lock is held")

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // busyAttempts is how many times in a row a statement may fail for a
@@ -129,6 +131,34 @@ func (in *Ingester) storeBatch(ctx context.Context, recs []Record) (InsertResult
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// takesWrites asks PostgreSQL, for a replica cut off from it
+// (pauseForPostgres), whether it takes a dead letter again: the canary
+// (Store.Canary, a dead letter of its own stored as a batch is and rolled
+// back), given probeWithin. refused is true while the answer is one a
+// batch would be handed back or retried for (Unreachable or Busy, as
+// storeBatch judges the canary): no connection, or a server that answers
+// but takes no write (read-only, 25006; disk full, 53100; a lock or a
+// statement timeout every insert meets). Any other error comes back with
+// refused false: PostgreSQL answered, and what it refused is the batch's
+// to meet and judge (Insert).
+func (in *Ingester) takesWrites(ctx context.Context) (refused bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, probeWithin)
+	defer cancel()
+	err = in.store.Canary(pctx)
+	return err != nil && (Unreachable(err) || Busy(err)), err
+}
+
+// probeWithin bounds takesWrites: one tiny dead letter, rolled back.
+const probeWithin = 15 * time.Second
+
+// answered reports whether err is PostgreSQL's own answer to a statement
+// (a SQLSTATE), not a connection it refused or never made.
+func answered(err error) bool {
+	var pgErr *pgconn.PgError
+	var connectErr *pgconn.ConnectError
+	return errors.As(err, &pgErr) && !errors.As(err, &connectErr)
 }
 
 // tryInsert inserts recs (in.store.Insert), trying again when PostgreSQL
