@@ -218,7 +218,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		CutOff: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "quarantine_ingest_cut_off",
-			Help: "1 while this replica is cut off from PostgreSQL (it took no batch for 10 s: it hands back what it holds, takes nothing and only checks that PostgreSQL answers), else 0. quarantine_ingest_store_errors_total stops rising then.",
+			Help: "1 while this replica is cut off from PostgreSQL (it took no batch for 10 s: it hands back what it holds, takes nothing and waits for PostgreSQL to take a write, a rolled-back canary), else 0. quarantine_ingest_store_errors_total stops rising then.",
 		}),
 		StoreConflicts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "quarantine_ingest_store_conflicts_total",
