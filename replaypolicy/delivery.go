@@ -47,6 +47,12 @@ type Window struct {
 	// a new stream: its duplicate window never saw what the old one
 	// stored (Forgets).
 	Created time.Time
+	// NextSeq is the sequence the stream would store its next message at,
+	// as read (its last sequence + 1; zero: not read). The gate records it
+	// with a first attempt (SentTo.NextSeq): had that publish landed, it
+	// took this sequence or a later one. A window kept a while reads it
+	// low, which only widens what a retry's judgement counts (Removed).
+	NextSeq uint64
 	// Copies are the streams that copy what Stream stores of the subject
 	// (they source it, or a stream or mirror that copies it), mirrors
 	// left out (a mirror keeps everything it copies; the streams that
@@ -232,6 +238,10 @@ type SentTo struct {
 	// force as it goes: one raised since does not bring back an id
 	// forgotten under the shorter one (Covers).
 	Duplicates time.Duration
+	// NextSeq is the stream's Window.NextSeq as the worker read it then
+	// (zero: not known): the first attempt, had it landed, was stored at
+	// it or after it (Ack.Removed).
+	NextSeq uint64
 }
 
 // Covers is how long after a first attempt sent to sent w's stream may
@@ -511,6 +521,11 @@ type Ack struct {
 	// in the claim could be read back in its place. Nothing then shows
 	// that no mapping sent it elsewhere.
 	UnreadBack string
+	// Removed is, for a retry stored as new by the stream its first
+	// attempt was sent to, what that stream no longer holds of the
+	// sequences the first attempt may have taken there, read after the
+	// answer (zero: not read).
+	Removed Removed
 	// FirstAttempt: no earlier publish of this job can have landed.
 	FirstAttempt bool
 	// Deferrals is how often the job was deferred by a message not ours,
@@ -545,6 +560,79 @@ type Ack struct {
 	RetryBase time.Duration
 	Attempts  int
 	Jitter    float64
+}
+
+// Removed is what a stream that stored a retry as new (Ack.Stream,
+// Ack.Seq) no longer holds of the messages it stored between the job's
+// first attempt (FirstSentTo.NextSeq) and the retry, as read after the
+// answer. A restarted broker rebuilds its duplicate window from the
+// messages its streams still hold: a first attempt that landed, was
+// removed (a person deleted or purged it, or a crash lost the unsynced
+// tail of a file store) and perhaps applied before, is then forgotten,
+// and the retry stored as new (retryGone). A worker reads it only when
+// the rules look at it (Ack.NeedsRemoved).
+type Removed struct {
+	// FirstSeq is the stream's first sequence (zero: not read): it no
+	// longer holds any message before it.
+	FirstSeq uint64
+	// Deleted are the sequences past FirstSeq, and before the retry's,
+	// that it no longer holds (removed one by one).
+	Deleted []uint64
+	// Unread says why the stream could not be read ("" when it was, or
+	// need not be: nothing lies between the first attempt and the retry).
+	Unread string
+}
+
+// NeedsRemoved says whether a, a retry the broker answered, is judged by
+// what its stream no longer holds (Removed), which the worker then reads:
+// a retry stored as new, past the sequence its first attempt would have
+// taken at the earliest, by the stream that attempt was sent to. Rare
+// (a lost PubAck whose publish did not land, or was forgotten), so its
+// read (one or two JetStream calls) is off the path of every other
+// answer.
+func (a Ack) NeedsRemoved() bool {
+	from := a.FirstSentTo.NextSeq
+	return !a.Duplicate && !a.FirstAttempt && from > 0 && a.Stream == a.FirstSentTo.Stream && a.Seq > from
+}
+
+// retryGone says why a, a retry stored as new, may have been stored as
+// new although its first attempt landed: the stream it was sent to no
+// longer holds messages it stored since that attempt was sent, of which
+// that publish may have been one; or its sequences went back past it; or
+// it could not be read to tell. "" when it holds every one, or nothing is
+// known of where the first attempt would have been stored (a job from
+// before FirstSentTo.NextSeq was recorded, or a retry answered by another
+// stream: retryForgotten).
+func retryGone(a Ack) string {
+	from := a.FirstSentTo.NextSeq
+	switch {
+	case a.Duplicate || a.FirstAttempt || from == 0 || a.Stream != a.FirstSentTo.Stream:
+		return ""
+	case a.Seq < from:
+		return fmt.Sprintf("stream %s stored it at a sequence before %d, the one it would have stored that publish at the earliest: it lost its messages from %s:%d on "+
+			"(the unsynced tail of its store lost in a crash), that publish may have been one of them, and a broker restarted since forgets the id of a message its stream no longer holds",
+			a.Stream, from, a.Stream, a.Seq)
+	case a.Seq == from:
+		return ""
+	case a.Removed.Unread != "":
+		return fmt.Sprintf("whether stream %s still holds the messages it stored between that publish and this one (%s:%d to %s:%d) could not be read (%s): "+
+			"a broker restarted since forgets the id of a message its stream no longer holds", a.Stream, a.Stream, from, a.Stream, a.Seq-1, a.Removed.Unread)
+	}
+	var n uint64
+	if f := a.Removed.FirstSeq; f > from {
+		n = min(f, a.Seq) - from
+	}
+	for _, d := range a.Removed.Deleted {
+		if d >= from && d < a.Seq && d >= a.Removed.FirstSeq {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("stream %s no longer holds %d of the messages it stored between that publish and this one (%s:%d to %s:%d): that publish may have been one of them, "+
+		"removed since (deleted, purged, or lost with the unsynced tail of its store in a crash) after a consumer may have applied it, "+
+		"and a broker restarted since forgets the id of a message its stream no longer holds", a.Stream, n, a.Stream, from, a.Stream, a.Seq-1)
 }
 
 // KeptKey names message seq of stream as Ack.DeferredBy records it.
@@ -1063,7 +1151,9 @@ func storedBy(w Window, subject string) string {
 // did not): the window could not be read; the subject's stream is not the
 // one that stored the retry (its subjects moved); the stream was made
 // again since the earlier publish, its window no longer covers it, or
-// does not survive a restart of the broker.
+// does not survive a restart of the broker; or the stream no longer holds
+// a message it stored since the earlier publish was sent, which a broker
+// restarted since forgets the id of (retryGone).
 func retryForgotten(a Ack, now time.Time) string {
 	w := a.Window
 	switch {
@@ -1074,7 +1164,10 @@ func retryForgotten(a Ack, now time.Time) string {
 	case w.Volatile() != "":
 		return w.Volatile()
 	}
-	return w.Forgets(a.FirstAttemptAt, a.FirstSentTo, a.Margin, now)
+	if why := w.Forgets(a.FirstAttemptAt, a.FirstSentTo, a.Margin, now); why != "" {
+		return why
+	}
+	return retryGone(a)
 }
 
 // otherStream says why the stream that answered a retry a (its window

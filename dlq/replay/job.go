@@ -331,7 +331,7 @@ FROM sized s WHERE j.id = s.id AND (s.upto <= $4 OR s.n = 1)
   AND s.nth <= ceil(s.rate * $5) + 1 -- what the rate lets this claim publish
 RETURNING j.id, j.fence, s.state, now() + $3::interval * 2 / 3,
     j.request_id, j.dead_letter_id, j.dead_lettered_at, j.not_before, j.attempts, j.deferrals, j.first_attempt_at,
-    j.first_stream, j.first_stream_created, j.first_stream_window, j.handed_at IS NOT NULL, j.result, coalesce(j.deferred_by, ''), j.waited_for`
+    j.first_stream, j.first_stream_created, j.first_stream_window, j.first_stream_next_seq, j.handed_at IS NOT NULL, j.result, coalesce(j.deferred_by, ''), j.waited_for`
 
 // loadJobs reads what publishing the claimed jobs needs ($1 the jobs, $2
 // their requests, $3 their dead letters and $4 the dead letters' times, in
@@ -415,13 +415,17 @@ func (w *Worker) claim(ctx context.Context) ([]*job, error) {
 		var sentStream *string
 		var sentCreated *time.Time
 		var sentWindow *time.Duration
+		var sentNextSeq *int64
 		if _, err := pgx.ForEachRow(rows, []any{&c.id, &c.fence, &c.prevState, &c.publishBy, &c.requestID, &c.deadLetterID, &c.deadLetteredAt,
-			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &sentWindow, &c.handedBefore, &c.prevResult, &c.deferredBy, &c.waitedFor}, func() error {
+			&notBefore, &c.attempts, &c.deferrals, &c.firstAttemptAt, &sentStream, &sentCreated, &sentWindow, &sentNextSeq, &c.handedBefore, &c.prevResult, &c.deferredBy, &c.waitedFor}, func() error {
 			j := c
 			if sentStream != nil && sentCreated != nil {
 				j.firstSentTo = replaypolicy.SentTo{Stream: *sentStream, Created: *sentCreated}
 				if sentWindow != nil {
 					j.firstSentTo.Duplicates = *sentWindow
+				}
+				if sentNextSeq != nil && *sentNextSeq > 0 {
+					j.firstSentTo.NextSeq = uint64(*sentNextSeq)
 				}
 			}
 			j.notBefore = &notBefore // the order of publishing; the record sets its own

@@ -44,8 +44,8 @@ func TestWorkerPlansOnFreshJobs(t *testing.T) {
 		for i := range ids {
 			ids[i], fences[i] = jobs[i].ID(), jobs[i].Fence()
 		}
-		plan := explain(t, rb, replay.GateTx, "prepared", "gate", replay.GateJobs, "bigint, integer, timestamptz, bigint[], bigint[], text, text[], timestamptz[], interval[]",
-			jobs[0].RequestID(), len(ids), time.Now().Add(lease), ids, fences, "1/stamp", make([]string, len(ids)), make([]time.Time, len(ids)), make([]time.Duration, len(ids)))
+		plan := explain(t, rb, replay.GateTx, "prepared", "gate", replay.GateJobs, "bigint, integer, timestamptz, bigint[], bigint[], text, text[], timestamptz[], interval[], bigint[]",
+			jobs[0].RequestID(), len(ids), time.Now().Add(lease), ids, fences, "1/stamp", make([]string, len(ids)), make([]time.Time, len(ids)), make([]time.Duration, len(ids)), make([]int64, len(ids)))
 		require.Contains(t, plan, "Index Scan using replay_jobs_pkey on replay_jobs j", plan)
 		require.NotContains(t, plan, "Hash Join", plan)
 		require.NotContains(t, plan, "Materialize", plan)

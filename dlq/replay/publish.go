@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -62,11 +63,13 @@ WITH r AS (
         first_stream = CASE WHEN j.first_attempt_at IS NULL THEN u.stream ELSE j.first_stream END,
         first_stream_created = CASE WHEN j.first_attempt_at IS NULL THEN u.created ELSE j.first_stream_created END,
         first_stream_window = CASE WHEN j.first_attempt_at IS NULL THEN u.dup ELSE j.first_stream_window END,
+        -- and where that stream stores its next message: a retry stored as new past one it no longer holds may have been forgotten
+        first_stream_next_seq = CASE WHEN j.first_attempt_at IS NULL THEN u.next_seq ELSE j.first_stream_next_seq END,
         first_published_at = coalesce(j.first_published_at, now()), -- never reset: what the broker keeps since may be ours
         -- may be handed to NATS from here on, committed before the send: a worker that dies after this leaves it set
         -- ("may have been sent"); the record clears it only for a job none of whose publishes may have landed (nothingLanded)
         handed_at = coalesce(j.handed_at, now())
-    FROM r, unnest($4::bigint[], $5::bigint[], $7::text[], $8::timestamptz[], $9::interval[]) AS u(id, fence, stream, created, dup)
+    FROM r, unnest($4::bigint[], $5::bigint[], $7::text[], $8::timestamptz[], $9::interval[], $10::bigint[]) AS u(id, fence, stream, created, dup, next_seq)
     WHERE j.id = u.id
       AND j.fence = u.fence AND j.state = 'claimed' -- a worker whose lease was taken over publishes nothing
       AND j.lease_until > now() -- nor one whose lease ran out while it judged (before anyone took it over)
@@ -254,15 +257,21 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 		g.held = held
 		ids, fences := make([]int64, 0, len(chunk)), make([]int64, 0, len(chunk))
 		streams, created, dups := make([]*string, 0, len(chunk)), make([]*time.Time, 0, len(chunk)), make([]*time.Duration, 0, len(chunk))
+		nextSeqs := make([]*int64, 0, len(chunk))
 		for _, c := range chunk {
 			if _, no := held[c.id]; !no {
 				ids, fences = append(ids, c.id), append(fences, c.fence)
 				s, at := sentTo(c.window)
 				var dup *time.Duration
+				var next *int64
 				if s != nil {
 					dup = &c.window.Duplicates
+					if n := c.window.NextSeq; n > 0 && n <= math.MaxInt64 {
+						seq := int64(n)
+						next = &seq
+					}
 				}
-				streams, created, dups = append(streams, s), append(created, at), append(dups, dup)
+				streams, created, dups, nextSeqs = append(streams, s), append(created, at), append(dups, dup), append(nextSeqs, next)
 			}
 		}
 		// The request's row first, in a statement of its own: gateJobs
@@ -276,7 +285,7 @@ func (w *Worker) reserve(ctx context.Context, chunk []*job) (gate, bool, error) 
 		if _, err := tx.Exec(ctx, lockRequestForGate, j.requestID); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp, streams, created, dups)
+		rows, err := tx.Query(ctx, gateJobs, j.requestID, len(chunk), j.publishBy, ids, fences, j.stamp, streams, created, dups, nextSeqs)
 		if err != nil {
 			return err
 		}

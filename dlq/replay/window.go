@@ -276,7 +276,7 @@ func (st listedStream) windowIn(l *streamList, subject string) replaypolicy.Wind
 func windowOf(info *jetstream.StreamInfo) replaypolicy.Window {
 	cfg := info.Config
 	return replaypolicy.Window{Stream: cfg.Name, Duplicates: cfg.Duplicates, Retention: retentionName(cfg.Retention), Storage: storageName(cfg.Storage),
-		Evicts: evicts(cfg), Created: info.Created}
+		Evicts: evicts(cfg), Created: info.Created, NextSeq: info.State.LastSeq + 1}
 }
 
 // Fresh implements WindowReader: the info of the stream the list names
@@ -450,6 +450,38 @@ func (w *Worker) rereadWindow(ctx context.Context, reads claimStreams, j *job, a
 		return
 	}
 	a.Window = fresh
+	if a.NeedsRemoved() {
+		a.Removed = w.removed(ctx, a.Stream, a.FirstSentTo.NextSeq, a.Seq)
+	}
+}
+
+// removed reads what stream no longer holds of its sequences from up to
+// before seq (replaypolicy.Removed): its state, and its deleted sequences
+// only when it has some past its first (they can be many). Each read is
+// fresh, not the claim's (claimStreams): the claim may have read the
+// stream before the retry was stored.
+func (w *Worker) removed(ctx context.Context, stream string, from, seq uint64) replaypolicy.Removed {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := w.js.Stream(ctx, stream)
+	if err != nil {
+		return replaypolicy.Removed{Unread: err.Error()}
+	}
+	state := st.CachedInfo().State
+	if state.NumDeleted == 0 || state.FirstSeq >= seq || state.LastSeq < from {
+		return replaypolicy.Removed{FirstSeq: state.FirstSeq}
+	}
+	info, err := st.Info(ctx, jetstream.WithDeletedDetails(true))
+	if err != nil {
+		return replaypolicy.Removed{Unread: err.Error()}
+	}
+	r := replaypolicy.Removed{FirstSeq: info.State.FirstSeq}
+	for _, d := range info.State.Deleted {
+		if d >= from && d < seq {
+			r.Deleted = append(r.Deleted, d)
+		}
+	}
+	return r
 }
 
 // listedAnswer says whether a, j's first attempt stored as new, was

@@ -1,0 +1,1 @@
+ALTER TABLE replay_jobs DROP COLUMN first_stream_next_seq;
