@@ -94,12 +94,13 @@ func (s *Server) fixMarkerCreate(c echo.Context) error {
 }
 
 // fixRecorded says what fix was recorded: for what (the item type, or one
-// error group of it), and since when to the second, as the fix list and
-// the form have it: the seconds decide which dead letters it covers.
+// error group of it) in which tenant (a person of several tenants fixed it
+// in one, as the form said), and since when to the second, as the fix list
+// and the form have it: the seconds decide which dead letters it covers.
 func fixRecorded(f dlq.Fix) string {
-	of := f.ItemType + " (every error group)"
+	of := f.ItemType + " in " + f.Tenant + " (every error group)"
 	if f.Fingerprint != "" {
-		of = "error group " + f.Fingerprint + " of " + f.ItemType + " only"
+		of = "error group " + f.Fingerprint + " of " + f.ItemType + " in " + f.Tenant + " only"
 	}
 	return "Fix recorded for " + of + ": in place since " + f.FixedAt.UTC().Format(views.TimeLayout) + " (" + f.Ref + ")."
 }

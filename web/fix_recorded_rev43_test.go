@@ -34,7 +34,7 @@ func TestRev43FixRecordedSaysItsSecondAndScope(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 		return textOf(b.Do(t, oncall, http.MethodGet, path, nil, nil).Doc(t), `[data-testid="flash"]`)
 	}
-	assert.Contains(t, flash("item_type", "v1.4.2"), "Fix recorded for email.send (every error group): in place since 2026-12-01 22:06:59 UTC (v1.4.2).")
+	assert.Contains(t, flash("item_type", "v1.4.2"), "Fix recorded for email.send in acme (every error group): in place since 2026-12-01 22:06:59 UTC (v1.4.2).")
 	assert.Contains(t, flash("group", "v1.4.3"),
-		"Fix recorded for error group "+fingerprint+" of email.send only: in place since 2026-12-01 22:06:59 UTC (v1.4.3).")
+		"Fix recorded for error group "+fingerprint+" of email.send in acme only: in place since 2026-12-01 22:06:59 UTC (v1.4.3).")
 }
