@@ -4,8 +4,9 @@
 // messages at required fields, the list's selection count and "select
 // all", times in the browser's zone, menus that close on Escape or a
 // click elsewhere, a visible message when an htmx
-// request fails, and a notice in place of a reload that would lose what
-// was typed.
+// request fails, focus on a list's results and their count said when its
+// pager or filter brings others, and a notice in place of a reload that
+// would lose what was typed.
 // No framework, no inline handlers (the CSP forbids them), no eval.
 (function () {
 	"use strict";
@@ -643,6 +644,69 @@
 	document.addEventListener("click", function (e) {
 		if (e.target.closest && e.target.closest("[data-page-reload]")) {
 			window.location.reload();
+		}
+	});
+
+	// ---- a list's results a person asked for: focus, and the count said ----
+
+	// The dead letters, error groups and audit lists swap only #results
+	// when their pager or filter fetches another page. The link or button
+	// that had focus went with the old results, so focus fell back to the
+	// page and the next Tab started again at "Skip to content". After the
+	// pager, or a filter sent on purpose (Apply, Enter), focus goes to the
+	// results' count ([data-results-focus], tabindex -1): the next Tab
+	// reaches the rows. A filter sent as the person types leaves focus in
+	// the field. Either way the polite live region outside #results
+	// ([data-results-status]) says the new count, and says it again once a
+	// count the list fetches after the page is in. A page's own refresh (a
+	// poll) does neither: nobody asked for it.
+	var countAsked = false; // the count of results a person asked for is still being counted
+
+	function resultsCause(config) {
+		var elt = config.elt;
+		if (elt && elt.closest && elt.closest("[data-results-pager]")) {
+			return "focus";
+		}
+		if (elt && elt.tagName === "FORM") {
+			return config.triggeringEvent && config.triggeringEvent.type === "submit" ? "focus" : "announce";
+		}
+		return "";
+	}
+
+	function announceResults(count) {
+		var status = document.querySelector("[data-results-status]");
+		if (!status) {
+			return;
+		}
+		var text = count.textContent.replace(/\s+/g, " ").trim();
+		// Emptied first and filled a moment later, so that the same count
+		// (the next page of an unchanged list) is said again.
+		status.textContent = "";
+		window.clearTimeout(status._sayTimer);
+		status._sayTimer = window.setTimeout(function () {
+			status.textContent = text;
+		}, 100);
+	}
+
+	document.addEventListener("htmx:afterSettle", function (e) {
+		var el = e.target;
+		if (!el || !e.detail || !e.detail.requestConfig || isPoll(e)) {
+			return;
+		}
+		if (el.id === "results") {
+			var cause = resultsCause(e.detail.requestConfig);
+			var count = el.querySelector("[data-results-focus]");
+			if (!cause || !count) {
+				return;
+			}
+			if (cause === "focus") {
+				count.focus();
+			}
+			countAsked = count.getAttribute("data-counted") === "false";
+			announceResults(count);
+		} else if (countAsked && el.matches && el.matches("[data-results-focus]")) {
+			countAsked = false;
+			announceResults(el);
 		}
 	});
 
