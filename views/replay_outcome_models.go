@@ -190,3 +190,18 @@ type StopPageModel struct {
 	Rows []ApprovalRow
 	Form StopForm
 }
+
+// RequestAgainForm is an ended request's offer to request again what it
+// did not replay and what is back in quarantine: Count dead letters (0: no
+// offer), drafted anew by a POST to URL; Error says why the last try was
+// refused.
+type RequestAgainForm struct {
+	URL   string
+	Count int
+	Error string
+}
+
+// RequestAgainLabel is the offer's button: "Request the 46 not replayed again".
+func RequestAgainLabel(n int) string {
+	return "Request the " + Count(int64(n)) + " not replayed again"
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/quarantine-console/quarantine"
 	"github.com/quarantine-console/quarantine/authz"
 	"github.com/quarantine-console/quarantine/dlq/replay"
 	"github.com/quarantine-console/quarantine/testfactory"
@@ -136,6 +137,12 @@ func routeWalkBuilders() map[string]objectBuilder {
 			req, _ := pending(t, b, who) // only the requester cancels
 			return walkedObject{path: fmt.Sprintf("/replay/requests/%d/cancel", req.ID),
 				form: url.Values{"reason": {"changed my mind"}, "confirmed": {"1"}}, class: string(req.Class)}
+		},
+		"POST /replay/requests/:id/again": func(t *testing.T, b *testfactory.Console, _ authz.User) walkedObject {
+			by := requester(t, b)
+			req, _ := approved(t, b, by)
+			require.NoError(t, b.Replays.Cancel(ctx, req.ID, by.Actor, "rev29b: not now", quarantine.RequestMeta{})) // its item back in quarantine
+			return walkedObject{path: fmt.Sprintf("/replay/requests/%d/again", req.ID), form: url.Values{}, class: string(req.Class)}
 		},
 		"POST /replay/requests/:id/items/:dl/payload": func(t *testing.T, b *testfactory.Console, who authz.User) walkedObject {
 			req, dl := pending(t, b, who) // only the requester edits

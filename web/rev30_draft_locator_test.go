@@ -79,6 +79,6 @@ func TestRevLocate30ColleaguesDraftIsNotFoundOnEveryRequestRoute(t *testing.T) {
 			assert.NotEqual(t, http.StatusNotFound, resp.Status, "%s on a colleague's submitted request, in a tenant the person reads: %.300s", routeKey(r), resp.Body)
 		})
 	}
-	require.Equal(t, 9, n, "the routes of one replay request")
+	require.Equal(t, 10, n, "the routes of one replay request")
 	require.True(t, b.Access.Can(u, "acme", authz.ObjDeadLetter, authz.ActRead))
 }

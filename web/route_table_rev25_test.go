@@ -61,6 +61,7 @@ func TestRevWeb25RouteTableIsThePermissionTable(t *testing.T) {
 		"POST /replay/requests/:id/approve":             "replay:* approve",
 		"POST /replay/requests/:id/reject":              "replay:* reject",
 		"POST /replay/requests/:id/cancel":              "replay:* cancel",
+		"POST /replay/requests/:id/again":               "replay:* request",
 		"GET /replay/requests/:id/items/:dl/payload":    "deadletter download",
 		"POST /replay/requests/:id/items/:dl/payload":   "replay:* request",
 		"POST /replay/requests/:id/items/:dl/reconcile": "replay:* reconcile",

@@ -30,6 +30,9 @@ func (s *Server) replayRoutes() []Route {
 		perm(http.MethodPost, "/replay/requests/:id/approve", replayObjects, authz.ActApprove, s.replayApprove).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/reject", replayObjects, authz.ActReject, s.replayReject).of(req),
 		perm(http.MethodPost, "/replay/requests/:id/cancel", replayObjects, authz.ActCancel, s.replayCancel).of(req),
+		// What an ended request did not replay, drafted anew: as the
+		// list's Replay… of a selection, on the request's class.
+		perm(http.MethodPost, "/replay/requests/:id/again", replayObjects, authz.ActRequest, s.replayAgain).of(req),
 		perm(http.MethodGet, "/replay/requests/:id/items/:dl/payload", authz.ObjDeadLetter, authz.ActDownload, s.replayItemPayload).of(req).downloads(DownloadPayload, startsItemPayload),
 		perm(http.MethodPost, "/replay/requests/:id/items/:dl/payload", replayObjects, authz.ActRequest, s.replayEditPayload).of(req).reads(BodyPayload),
 		perm(http.MethodPost, "/replay/requests/:id/items/:dl/reconcile", replayObjects, authz.ActReconcile, s.replayReconcile).of(req),

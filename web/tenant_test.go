@@ -141,7 +141,7 @@ func TestEveryRouteIsTenantScoped(t *testing.T) {
 			replayPages++
 		}
 	}
-	assert.Equal(t, 9, replayPages, "show, progress, approve, reject, cancel, edit, payload download, reconcile, stop")
+	assert.Equal(t, 10, replayPages, "show, progress, approve, reject, cancel, request again, edit, payload download, reconcile, stop")
 }
 
 // TestNamedTenantRefusals: a form that names a tenant where the person may
