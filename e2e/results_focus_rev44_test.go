@@ -31,9 +31,8 @@ func TestRev44PagingTheListKeepsFocusInTheResults(t *testing.T) {
 
 	oncall.do("focus Older", chromedp.Focus(chromedp.CSS(testID("pager-next"))))
 	oncall.do("press Enter on Older", chromedp.KeyEvent(kb.Enter))
-	oncall.WaitUntil("the second page, focus on its count", `document.querySelectorAll('[data-testid="deadletter-row"]').length === 1 &&
-		document.activeElement === `+count)
-	assert.NotEqual(t, "BODY", eval[string](oncall, "the focused element", `document.activeElement.tagName`))
+	oncall.WaitUntil("the second page", `document.querySelectorAll('[data-testid="deadletter-row"]').length === 1`)
+	oncall.WaitUntil("focus on the second page's count, not on the page", `document.activeElement === `+count)
 	oncall.WaitUntil("the count said", said+` !== "" && `+said+` === `+count+`.textContent.replace(/\s+/g, " ").trim()`)
 	oncall.Screenshot("older")
 	oncall.do("press Tab", chromedp.KeyEvent(kb.Tab))
