@@ -75,6 +75,7 @@ func TestReplayOutcomesJourney(t *testing.T) {
 	oncall.WaitUntil("the confirm page", `document.querySelector('[data-testid="replay-confirm-form"]')`)
 	waits := oncall.Text(testID("replay-waits"))
 	assert.Contains(t, waits, "1 item waits for the duplicate window of APP: replayed no earlier than")
+	assert.Regexp(t, `no earlier than\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\. A replay keeps`, waits, "the sentence ends at its time, with no space before its period")
 	assert.Equal(t, "error-class-never", oncall.Text(testID("replay-skipped")+" "+testID("replay-item-rule")), "the rule that leaves it out")
 	assert.Contains(t, oncall.Text(testID("replay-skipped")+" "+testID("replay-skip-reason")), `error class "stale_version" is never replayed`)
 	oncall.Screenshot("confirm")
