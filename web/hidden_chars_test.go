@@ -93,6 +93,8 @@ func TestHiddenCharactersReadAsMarkers(t *testing.T) {
 		assert.Equal(t, []string{"Tenant", "DLQ subject", "Original subject", "Message id", "Operation id", "Error", "Payload",
 			"Header Dlq-Error", "Header Dlq-Operation-Id", "Header Dlq-Original-Msg-Id", "Header Dlq-Original-Subject", "Header X-Note"}, in,
 			"the page says which values hold such characters")
+		assert.Contains(t, strings.Join(strings.Fields(d.Find(`[data-testid="dl-hidden"]`).Text()), " "), "In: Tenant, DLQ subject, Original subject,",
+			"a comma right after each value named (a line break before it was a space)")
 		assert.Equal(t, "acme<U+200B>", byID(d, "dl-tenant").Text())
 		assert.Equal(t, "refund <U+202E>deliaf<U+200B> for <U+2066>order 7", byID(d, "dl-error").Text())
 		assert.Equal(t, "mail-<U+202E>77-<U+2066>x", byID(d, "dl-msgid").Text())

@@ -164,6 +164,8 @@ func TestPolicyPageSaysWhenItIsNotTheActivePolicy(t *testing.T) {
 			assert.Contains(t, text, "the active policy is version "+newer.Version()[:16])
 			assert.Contains(t, text, "submits, approves and replays nothing")
 			assert.Equal(t, tc.by, strings.Contains(text, "activated by console-7f9c-42."), text)
+			assert.NotContains(t, text, " .", "the sentence ends at its time (a line break before its period was a space)")
+			assert.NotContains(t, text, " ,", "by whom follows its time (a line break before its comma was a space)")
 		})
 	}
 }

@@ -51,6 +51,8 @@ func TestPolicyPageSaysRetentionTermsAreNotActive(t *testing.T) {
 			assert.Equal(t, tc.by, strings.Contains(text, "the active terms are version "+active[:16]+"…"), text)
 			assert.Equal(t, !tc.by, strings.Contains(text, "This console's retention terms are not the active ones, which are in force since"), text)
 			assert.Contains(t, text, "this console removes no dead letters")
+			assert.NotContains(t, text, " .", "the sentence ends at its time (a line break before its period was a space)")
+			assert.NotContains(t, text, " ,", "by whom follows its time (a line break before its comma was a space)")
 			assert.Equal(t, tc.by, strings.Contains(text, "activated by console-7f9c-42"), text)
 		})
 	}
