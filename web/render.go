@@ -101,6 +101,13 @@ func (s *Server) page(c echo.Context, title, active string) views.Page {
 	p.TimeZone = s.timeZone(c.Request().Context(), u)
 	p.Here = s.returnPage(c)
 	p.SaveInPlace = c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead
+	if c.Request().Header.Get(authz.PollHeader) != "" {
+		// A page's own refresh on a timer (the dashboard's, say) takes no
+		// flash: the message a person's action left (another tab's, after
+		// its 303) waits for the next page they load, which shows it, where
+		// the refresh would take it and swap in a part that may not.
+		return p
+	}
 	if msg := s.deps.Sessions.PopString(c.Request().Context(), "flash"); msg != "" {
 		p.Flash = append(p.Flash, views.Flash{Kind: views.FlashOK, Text: msg})
 	}
