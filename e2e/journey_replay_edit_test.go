@@ -43,14 +43,26 @@ func TestEditedPayloadApprovalJourney(t *testing.T) {
 	oncall.openDeadLetter(dlID)
 	assert.Equal(t, "rebuildable", oncall.Text(testID("dl-policy-class")))
 	oncall.ClickLoads(testID("replay"), "the confirm page with the payload form", `document.querySelector('[data-testid="payload-edit-form"]')`)
-	oncall.Fill(testID("payload-edit"), edited)
+	// A first edit with a typo (a price in tenths of a euro), which lets
+	// the item go and so asks for the replay's reason.
+	oncall.Fill(testID("payload-edit"), strings.Replace(edited, "100000", "10000", 1))
 	oncall.Fill(testID("payload-edit-reason"), why)
 	oncall.ClickLoads(testID("payload-save"), "the confirm page after the edit", `document.querySelector('[data-testid="replay-edited"]')`)
-	assert.Contains(t, oncall.Text(testID("payload-diff-lines")), `"price": 100000`, "the requester sees the change too")
 	// The replay's reason typed on the page comes back with the page an
-	// edit returns to, here one refused (the same bytes again): app.js
-	// sends it with the edit's own form.
+	// edit returns to: app.js sends it with the edit's own form, in its
+	// body, and the console keeps it in the session, never in the address
+	// (the browser's history, a proxy's log). Here an edit saved (the typo
+	// corrected), then one refused (the same bytes again).
 	reason := "reindex the corrected price (e2e " + run + ")"
+	oncall.Fill(testID("replay-reason"), reason)
+	oncall.Fill(testID("payload-edit"), edited)
+	oncall.Fill(`form[data-testid="payload-edit-form"] input[name="reason"]`, why)
+	oncall.ClickLoads(testID("payload-save"), "the confirm page after the edit corrected", `document.querySelector('[data-testid="payload-diff-lines"]') &&
+		document.querySelector('[data-testid="payload-diff-lines"]').textContent.includes('"price": 100000')`)
+	assert.Contains(t, oncall.Text(testID("payload-diff-lines")), `"price": 100000`, "the requester sees the change too")
+	assert.Equal(t, reason, oncall.Text(testID("replay-reason")), "the reason typed is kept across the edit")
+	assert.NotContains(t, oncall.Location(), "corrected", "and is not in the address")
+	assert.NotContains(t, oncall.Location(), "reason", "and is not in the address")
 	oncall.Fill(testID("replay-reason"), reason)
 	oncall.Fill(`form[data-testid="payload-edit-form"] input[name="reason"]`, why)
 	oncall.ClickLoads(testID("payload-save"), "the confirm page refusing the same bytes", `document.querySelector('[data-testid^="field-error-payload-"]')`)

@@ -33,9 +33,12 @@ func TestRevUx9ConfirmPageLosesReasonAndBackAfterEdit(t *testing.T) {
 	require.Equal(t, "consumer fixed in 2.1", strings.TrimSpace(d.Find(`[data-testid="replay-reason"]`).Text()), "the reason comes along")
 	require.Equal(t, list, d.Find(`[data-testid="replay-back"]`).First().AttrOr("href", ""), "and the list to go back to")
 
-	action, ok := d.Find(`form[data-testid="payload-edit-form"]`).Attr("action")
+	form := d.Find(`form[data-testid="payload-edit-form"]`)
+	action, ok := form.Attr("action")
 	require.True(t, ok)
-	resp = b.Do(t, oncall, "POST", action, url.Values{"payload": {`{"x":2}`}, "reason": {"v2"}}, nil)
+	// As a browser sends the form: with the page's reason in its body
+	// (replay_reason), which its address no longer carries.
+	resp = b.Do(t, oncall, "POST", action, editFormFields(form, url.Values{"payload": {`{"x":2}`}, "reason": {"v2"}}), nil)
 	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
 	d = b.Do(t, oncall, "GET", resp.Header.Get("Location"), nil, nil).Doc(t)
 	assert.Equal(t, "consumer fixed in 2.1", strings.TrimSpace(d.Find(`[data-testid="replay-reason"]`).Text()),

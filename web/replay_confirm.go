@@ -248,9 +248,13 @@ func (s *Server) replayConfirm(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 	}
-	// The reason typed on the list comes along, and what was typed on
-	// this page before a payload edit (carriedForm).
-	m := s.confirmModel(c, batch, sel, carriedForm(c.QueryParams()), nil)
+	// The reason typed on the list comes along (carriedForm), and what
+	// was typed on this page before a payload edit (typedOf).
+	form := carriedForm(c.QueryParams())
+	if typed, ok := s.typedOf(c.Request().Context(), batch); ok {
+		form = typed
+	}
+	m := s.confirmModel(c, batch, sel, form, nil)
 	m.BackURL = listReturn(c.QueryParam("back"))
 	carryToForms(&m)
 	return s.render(c, http.StatusOK, views.ReplayConfirm(s.page(c, "Confirm replay", "deadletters"), m))
@@ -267,20 +271,21 @@ func carriedReason(reason string) string {
 }
 
 // carryToForms makes the payload forms of confirm page m send what the
-// page came with (its reason, the list to go back to, when not the whole
-// list), so that the page an edit comes back to (replayEditPayload) keeps
-// them. The reason is sent as the page's reason field holds it when the
-// form is sent (a replay_reason field app.js fills from it: the field is
-// the request form's, which a payload form cannot share); the form's
-// address holds the reason the page was read with, for a form sent
-// without that field. The edit's own fields keep their names: "reason" is
-// why the payload changes.
+// page's request form holds (its reason, note, rates and confirmations)
+// and the list to go back to (when not the whole list), so that the page
+// an edit comes back to (replayEditPayload) keeps them. Each is sent as
+// the page's field holds it when the form is sent (a replay_… field
+// app.js fills from it: the fields are the request form's, which a
+// payload form cannot share), in the form's body: the form's address
+// holds the list to go back to alone, never the reason or a rate, which
+// would reach the access log and a proxy's. The edit's own fields keep
+// their names: "reason" is why the payload changes.
 func carryToForms(m *views.ReplayConfirmModel) {
 	back := m.BackURL
 	if back == views.PathDeadLetters {
 		back = ""
 	}
-	carried := pairsQuery("replay_reason", carriedReason(m.Reason), "back", back)
+	carried := pairsQuery("back", back)
 	var fields []views.CarriedField
 	if m.NeedsNote {
 		fields = append(fields, views.CarriedField{Name: "replay_" + fieldNote, Value: m.ReconciliationNote, Of: fieldNote})
@@ -314,21 +319,11 @@ const (
 )
 
 // carriedForm is what a confirm page's address carries of its request
-// form (confirmPage): the reason (from the list, or typed on the page
-// before a payload edit) and, after an edit, the note, rates and typed
-// confirmations, each bounded as a carried reason is (carriedReason).
+// form: the reason typed on the list, bounded (carriedReason). What was
+// typed on the page before a payload edit is kept in the session
+// (keepTyped), not in the address the edit goes back to.
 func carriedForm(q url.Values) submitForm {
-	f := submitForm{Reason: carriedReason(q.Get("reason")), Note: carriedReason(q.Get("note")),
-		Rates: map[int64]string{}, Confirmations: map[int64]string{}}
-	for k, v := range q {
-		if id, ok := idAfter(k, fieldRate); ok && len(v) > 0 {
-			f.Rates[id] = carriedReason(v[0])
-		}
-		if id, ok := idAfter(k, fieldConfirm); ok && len(v) > 0 {
-			f.Confirmations[id] = carriedReason(v[0])
-		}
-	}
-	return f
+	return submitForm{Reason: carriedReason(q.Get("reason")), Rates: map[int64]string{}, Confirmations: map[int64]string{}}
 }
 
 // sentFromConfirm is what a payload form of the confirm page sent of the
@@ -361,30 +356,23 @@ func idAfter(name, prefix string) (int64, bool) {
 
 // replayReasonSent is the replay's reason a payload form of the confirm
 // page was sent with: its replay_reason field (the page's reason field as
-// it was when sent, as typed, whatever its length), else the one the
-// page was read with, from the form's address (carriedReason).
+// it was when sent, as typed, whatever its length); "" for a form sent
+// without it (not the console's).
 func replayReasonSent(c echo.Context) string {
 	if typed, ok := c.Request().PostForm["replay_reason"]; ok && len(typed) > 0 {
 		return strings.TrimSpace(typed[0])
 	}
-	return carriedReason(c.QueryParam("replay_reason"))
+	return ""
 }
 
-// confirmPage is the address of the confirm page of batch with what it
-// carries of f, the request form as typed (the reason, note, rates and
-// confirmations: carriedForm), and the list to go back to (listReturn).
-func confirmPage(batch string, f submitForm, back string) string {
+// confirmPage is the address of the confirm page of batch with the list to
+// go back to (listReturn); what was typed in its request form is kept in
+// the session (keepTyped), never in the address.
+func confirmPage(batch, back string) string {
 	if back != "" {
 		back = listReturn(back)
 	}
-	kv := []string{"reason", carriedReason(f.Reason), "note", carriedReason(f.Note), "back", back}
-	for id, v := range f.Rates {
-		kv = append(kv, fieldRate+strconv.FormatInt(id, 10), carriedReason(v))
-	}
-	for id, v := range f.Confirmations {
-		kv = append(kv, fieldConfirm+strconv.FormatInt(id, 10), carriedReason(v))
-	}
-	return "/replay/batches/" + url.PathEscape(batch) + pairsQuery(kv...)
+	return "/replay/batches/" + url.PathEscape(batch) + pairsQuery("back", back)
 }
 
 // replaySubmit sends the batch with the reason, rates and confirmations;
@@ -450,10 +438,12 @@ func (s *Server) replaySubmit(c echo.Context) error {
 		case err != nil:
 			return err
 		case len(done) > 1:
+			s.forgetTyped(ctx, batch)
 			// Several requests, each going its own way: the page that lists them.
 			s.flashSubmitted(c, done, fmt.Sprintf("Replay requested: %d requests, each with what it does next.", len(done)))
 			return c.Redirect(http.StatusSeeOther, "/replay/batches/"+url.PathEscape(batch))
 		default:
+			s.forgetTyped(ctx, batch)
 			s.flashSubmitted(c, done, "Replay requested: "+nextStep(done[0])+".")
 			return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(replay.Landing(done), 10))
 		}

@@ -126,10 +126,11 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/replay/requests/%d", req.ID))
 	}
 	// The confirm page keeps its request form as typed (the reason, note,
-	// rates and confirmations) and the list it came with; a text too long
-	// for its address is said to be gone, not dropped unsaid. The edit
-	// made a new intent of this request, and a typed confirmation
-	// confirms one intent (keptConfirmations): its own is asked again.
+	// rates and confirmations), in the session (keepTyped: never in its
+	// address), and the list it came with; a text too long to keep is said
+	// to be gone, not dropped unsaid. The edit made a new intent of this
+	// request, and a typed confirmation confirms one intent
+	// (keptConfirmations): its own is asked again.
 	typed := sentFromConfirm(c)
 	msg := editFlash(change, true)
 	if typed.Confirmations[req.ID] != "" {
@@ -144,7 +145,8 @@ func (s *Server) replayEditPayload(c echo.Context) error {
 	default:
 		s.flash(c, msg)
 	}
-	return c.Redirect(http.StatusSeeOther, confirmPage(req.Batch, typed, c.FormValue("back")))
+	s.keepTyped(c.Request().Context(), req.Batch, typed)
+	return c.Redirect(http.StatusSeeOther, confirmPage(req.Batch, c.FormValue("back")))
 }
 
 // editFlash says what a payload change did: an edit needs one approver
