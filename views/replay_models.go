@@ -671,12 +671,20 @@ type SubmittedRequest struct {
 	Status string
 	Items  string
 	Next   string
+	// CameBack is how many of its replayed items came back as new dead
+	// letters, as the replays list counts them.
+	CameBack int
 }
 
 // ReplaySubmittedModel is the page a selection that became more than one
 // request lands on once submitted: every request, and what each does next.
+// While one of them may still change, its table polls URL every Every
+// ("2s") and swaps itself; Poll is false once every one ended.
 type ReplaySubmittedModel struct {
 	Requests []SubmittedRequest
+	URL      string
+	Poll     bool
+	Every    string
 }
 
 // The line breaks of a payload a form edits (LineBreaksOf).

@@ -238,13 +238,22 @@ func intentOf(r replay.SelectionRequest) string {
 // submitted, the request it became.
 func (s *Server) replayConfirm(c echo.Context) error {
 	batch := c.Param("batch")
+	if c.Request().Header.Get(authz.PollHeader) != "" {
+		// The table of the page a submitted selection landed on, polling
+		// its requests' status and counts (ReplaySubmittedRequests).
+		m, err := s.submittedModel(c, batch)
+		if err != nil {
+			return err
+		}
+		return s.render(c, http.StatusOK, views.ReplaySubmittedRequests(m))
+	}
 	sel, err := s.selection(c, batch)
 	if err != nil {
 		return err
 	}
 	if sel.Submitted() {
 		if len(sel.Requests) > 1 {
-			return s.renderSubmitted(c, sel)
+			return s.renderSubmitted(c, batch)
 		}
 		return c.Redirect(http.StatusSeeOther, "/replay/requests/"+strconv.FormatInt(sel.Landing(), 10))
 	}
@@ -637,10 +646,14 @@ func waitsFor(n int) string {
 	return fmt.Sprintf("waits for %d %s, not you", n, views.Plural(n, "approver", "approvers"))
 }
 
-// nextStep says what a request just submitted does next.
+// nextStep says what a request just submitted does next (or, on the page
+// of a submitted selection that follows its requests, what it does now).
 func nextStep(r replay.Request) string {
 	switch r.Status {
 	case replay.StatusApproved, replay.StatusRunning:
+		if r.ApprovalsNeeded > 0 {
+			return "approved; the worker publishes its items now, and any inside a duplicate window once that has passed"
+		}
 		return "approved at once; the worker publishes its items now, and any inside a duplicate window once that has passed"
 	case replay.StatusPendingApproval:
 		return "it " + waitsFor(r.ApprovalsNeeded)
@@ -651,14 +664,45 @@ func nextStep(r replay.Request) string {
 }
 
 // renderSubmitted is the page of a selection submitted as more than one
-// request: each, its items and what it does next.
-func (s *Server) renderSubmitted(c echo.Context, sel replay.Selection) error {
-	var m views.ReplaySubmittedModel
-	for _, r := range sel.Requests {
-		m.Requests = append(m.Requests, views.SubmittedRequest{ID: r.ID, URL: "/replay/requests/" + strconv.FormatInt(r.ID, 10),
-			Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status), Items: r.Counts.String(), Next: nextStep(r.Request)})
+// request, batch: each, its items and what it does next.
+func (s *Server) renderSubmitted(c echo.Context, batch string) error {
+	m, err := s.submittedModel(c, batch)
+	if err != nil {
+		return err
 	}
 	return s.render(c, http.StatusOK, views.ReplaySubmitted(s.page(c, "Replay requested", "replays"), m))
+}
+
+// submittedModel is the table of the requests of batch, submitted, as
+// they are now (replay.Service.Submitted): each one's status, its items
+// counted as every page counts them, how many of those replayed came
+// back (as the replays list says it) and what it does next; it polls
+// every 2 s while one of them runs or may (approved), every 5 s while
+// they only wait for approval (nothing of them changes but by a person),
+// and not once every one ended. Anyone but the requester is refused as
+// for the confirm page (not found, audited).
+func (s *Server) submittedModel(c echo.Context, batch string) (views.ReplaySubmittedModel, error) {
+	reqs, err := s.deps.Replays.Submitted(c.Request().Context(), batch, userOf(c).Actor)
+	var denied *replay.SelectionDeniedError
+	if errors.As(err, &denied) {
+		s.appendDenied(c, denied.DeniedEvents(s.event(c, "", audit.OutcomeDenied))...)
+	}
+	if err != nil {
+		return views.ReplaySubmittedModel{}, err
+	}
+	m := views.ReplaySubmittedModel{URL: "/replay/batches/" + url.PathEscape(batch), Every: "5s"}
+	for _, r := range reqs {
+		m.Requests = append(m.Requests, views.SubmittedRequest{ID: r.ID, URL: "/replay/requests/" + strconv.FormatInt(r.ID, 10),
+			Tenant: r.Tenant, Class: string(r.Class), Status: string(r.Status), Items: r.Items.String(), Next: nextStep(r.Request),
+			CameBack: r.CameBack})
+		if r.Status.Open() && r.Status != replay.StatusDraft {
+			m.Poll = true
+			if r.Status != replay.StatusPendingApproval {
+				m.Every = "2s"
+			}
+		}
+	}
+	return m, nil
 }
 
 // waitsView is how the confirm page says what waits for a duplicate window.

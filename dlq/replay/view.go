@@ -644,6 +644,51 @@ func requestTenants(reqs []Request) []string {
 	return out
 }
 
+// Submitted reads the requests of batch as the page a selection submitted
+// as several requests lands on shows them, in one snapshot: each with its
+// items counted as every page counts them (CountItems) and how many of
+// its replayed items came back as new dead letters (Listed.CameBack, as
+// the replays list counts them: cameBackCounts, of requests of up to
+// listCameBackMax replayed items). It reads no item, so that page can
+// poll it. It is not_found for anyone but the requester: a
+// *SelectionDeniedError, whose denied audit row the caller writes (as
+// Selection).
+func (s *Service) Submitted(ctx context.Context, batch string, viewer quarantine.Actor) ([]Listed, error) {
+	var out []Listed
+	var denied []string
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		reqs, err := batchRequests(ctx, tx, selectBatch, batch)
+		if err != nil {
+			return err
+		}
+		ids := make([]int64, len(reqs))
+		for i, r := range reqs {
+			if replaypolicy.MaySubmit(r.Requester, viewer).Outcome != replaypolicy.Go {
+				denied = requestTenants(reqs)
+				return fmt.Errorf("replay batch %q: %w", batch, errNoBatch)
+			}
+			ids[i] = r.ID
+		}
+		progress, err := outcomes(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		out = make([]Listed, len(reqs))
+		for i, r := range reqs {
+			p := progress[r.ID].Progress
+			out[i] = Listed{Request: r, Progress: p, Items: CountItems(r, p)}
+		}
+		return cameBackCounts(ctx, tx, out)
+	})
+	if denied != nil {
+		err = &SelectionDeniedError{Batch: batch, Tenants: denied}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read submitted selection: %w", err)
+	}
+	return out, nil
+}
+
 // Selection reads batch as viewer reviews it, with the first items of
 // each request and its first edits, in one transaction. It is not_found
 // for anyone but the requester: a *SelectionDeniedError, whose denied
