@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -53,6 +54,32 @@ type ReplayItemRow struct {
 	// CameBack is the dead letter its replay came back as (nil: none did):
 	// the consumer failed on the replayed message again.
 	CameBack *CameBackView
+}
+
+// ItemVerdictID is the id of the cell of an item's verdict and outcome on
+// a request's page, by its dead letter: what the progress poll swaps.
+func ItemVerdictID(deadLetterID int64) string {
+	return "item-verdict-" + strconv.FormatInt(deadLetterID, 10)
+}
+
+// withoutSettleForm is r without its form to settle the item, which the
+// verdict cell draws apart, so that the progress poll keeps it as it is.
+func (r ReplayItemRow) withoutSettleForm() ReplayItemRow {
+	r.Reconcile = nil
+	return r
+}
+
+// ReplayLiveModel is what a request page's progress poll redraws of the
+// page besides the progress while the request runs (ReplayProgressLive):
+// Rows, the item rows that changed since the page's last poll (their
+// verdict cells); CameBack, how many of its first items counted replayed
+// came back (of its first CameBackOf, when it holds more); Settler, who
+// settles its items that need reconciliation, to a viewer who may not.
+type ReplayLiveModel struct {
+	Rows       []ReplayItemRow
+	CameBack   int
+	CameBackOf int
+	Settler    *SettleWait
 }
 
 // CameBackView is a dead letter an item's replay came back as: its id,

@@ -75,7 +75,10 @@ func changedSinceRead(c echo.Context, req replay.Request) string {
 	return "The request changed while you were reading it: this page now shows it as it is. Read it again before you approve or reject it."
 }
 
-// replayProgress is the live progress fragment htmx polls.
+// replayProgress is the live progress fragment htmx polls. While the
+// request runs it brings, out of band, the rows of its items that changed
+// since the page's last poll and the count of those that came back
+// (replayLive).
 func (s *Server) replayProgress(c echo.Context) error {
 	req, err := s.loadRequest(c)
 	if err != nil {
@@ -92,15 +95,30 @@ func (s *Server) replayProgress(c echo.Context) error {
 			return err
 		}
 	}
+	// The request moved on (approved, finished, cancelled), or, while it
+	// waits, changed (an edit made a new intent, an approval was given or
+	// voided), or, while it runs, one of its items was settled (by someone
+	// else: a person's own settle reloads their page), whose form a swap
+	// would take from the page with what was typed in it: what the page
+	// shows and offers changed with it, so htmx reloads all of it (app.js
+	// keeps a page someone types in, and says it changed).
 	seen, stamp := c.QueryParam("seen"), waitingStamp(req, as)
-	if seen != "" && (seen != string(req.Status) || c.QueryParam("v") != stamp) {
-		// The request moved on (approved, finished, cancelled), or, while it
-		// waits, changed (an edit made a new intent, an approval was given
-		// or voided): what the page shows and offers changed with it, so
-		// htmx reloads all of it.
+	refresh := seen != "" && (seen != string(req.Status) || c.QueryParam("v") != stamp)
+	was := parseLiveStamp(c.QueryParam("live"))
+	if runs(req) && was.ok && p.NeedsReconciliation < was.reconcile {
+		refresh = true
+	}
+	live := liveRead{stamp: was}
+	if !refresh && runs(req) {
+		if live, err = s.replayLive(c, req, p, was); err != nil {
+			return err
+		}
+		p = live.progress // read with the rows, which the fragment shows beside them
+	}
+	if refresh {
 		c.Response().Header().Set("HX-Refresh", "true")
 	}
-	return s.render(c, http.StatusOK, views.ReplayProgress(progressModel(req, p, as)))
+	return s.render(c, http.StatusOK, views.ReplayProgressLive(progressModel(req, p, as, live.stamp.String()), live.redraw))
 }
 
 // waitingStamp says which state of a request waiting for approval a page
@@ -178,11 +196,13 @@ func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs m
 // progressModel is the progress block of req: its items by outcome, a
 // poll while it may still change, and the status the page shows and,
 // while it waits for approval, the state of it (waitingStamp of req and
-// its approvals as), both in the poll's URL.
-func progressModel(req replay.Request, p replay.Progress, as []replay.Approval) views.ReplayProgressModel {
+// its approvals as), and, while it runs, what the page shows of its items
+// (live, liveStamp.String), all in the poll's URL.
+func progressModel(req replay.Request, p replay.Progress, as []replay.Approval, live string) views.ReplayProgressModel {
 	n := replay.CountItems(req, p)
 	m := views.ReplayProgressModel{
-		URL:    fmt.Sprintf("/replay/requests/%d/progress", req.ID) + pairsQuery("seen", string(req.Status), "v", waitingStamp(req, as)),
+		URL: fmt.Sprintf("/replay/requests/%d/progress", req.ID) +
+			pairsQuery("seen", string(req.Status), "v", waitingStamp(req, as), "live", live),
 		Poll:   req.Status.Open() && req.Status != replay.StatusDraft,
 		Every:  "2s",
 		Status: string(req.Status), Summary: n.String(),
@@ -212,7 +232,7 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		Approvals:          views.ApprovalsView{Count: v.Count.String(), Needed: v.Count.Needed > 0},
 		ReconciliationNote: req.ReconciliationNote,
 		Edited:             req.PayloadEdited, Edits: editViews(req.ID, v.Edits, download), Forms: editForms(req.ID, req.Status == replay.StatusDraft, v.Items, v.Payloads, v.Undo, errs, typedEdit(c), download),
-		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Progress: progressModel(req, v.Progress, v.Approvals), Errors: errs,
+		MoreItems: max(0, req.ItemCount+req.SkippedCount-len(v.Items)), Errors: errs,
 		CameBack: v.CameBack.Replayed, CameBackOf: cameBackOf(req),
 		ApproveURL: fmt.Sprintf("/replay/requests/%d/approve", req.ID),
 		RejectURL:  fmt.Sprintf("/replay/requests/%d/reject", req.ID),
@@ -289,14 +309,14 @@ func (s *Server) requestModel(c echo.Context, v replay.View, errs map[string]str
 		m.MayRepublish = req.MayEverRepublish()
 		m.RepublishNow = s.deps.Replays.MayRepublish(req).Outcome == replaypolicy.Go
 	}
+	m.Settler = settlerOnce(m.Items)
+	var live string
+	if runs(req) {
+		live = liveStampOf(v.Progress, m.Items).String()
+	}
+	m.Progress = progressModel(req, v.Progress, v.Approvals, live)
 	typed := typedReconcile(c)
 	for i := range m.Items {
-		if it := &m.Items[i]; it.Settler != nil {
-			// Who settles is the same for every item of the request: the
-			// Items section says it once.
-			m.Settler, it.Settler = it.Settler, nil
-			m.Settler.Each = true
-		}
 		if it := &m.Items[i]; download && it.SkipReason == "" && !it.Removed { // nothing of a removed one is left (410)
 			it.PayloadURL = itemPayloadURL(req.ID, it.DeadLetterID)
 		}

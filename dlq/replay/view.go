@@ -266,6 +266,40 @@ func (s *Service) View(ctx context.Context, id int64, viewer quarantine.Actor, o
 	return v, nil
 }
 
+// Live is what a request page's progress poll redraws of a request past
+// its approval, read in one snapshot: its progress, its first items as
+// View reads them, and which of those came back as new dead letters
+// (CameBacks, as View reads them).
+type Live struct {
+	Progress Progress
+	Items    []Item
+	CameBack CameBacks
+}
+
+// Live reads request id's progress, its first limit items and their
+// returns (a probe of dead_letters_replay_of_idx for each of its first
+// CameBackItemsMax items that was sent, as View does), in one snapshot,
+// for the poll of its page while it runs. The caller has read the request
+// and may show it to the viewer.
+func (s *Service) Live(ctx context.Context, id int64, limit int) (Live, error) {
+	var l Live
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var err error
+		if l.Progress, err = progressNotStored(ctx, tx, id); err != nil {
+			return err
+		}
+		if l.Items, err = shownItems(ctx, tx, id, limit); err != nil {
+			return err
+		}
+		l.CameBack, err = cameBack(ctx, tx, id, limit)
+		return err
+	})
+	if err != nil {
+		return Live{}, fmt.Errorf("read replay %d as it runs: %w", id, err)
+	}
+	return l, nil
+}
+
 // editUndoPreviews are what undoing each edit of req would do, by dead
 // letter (undoPreviews of undoFacts), as viewer, its requester, would.
 func (s *Service) editUndoPreviews(ctx context.Context, q querier, req Request, viewer quarantine.Actor) (map[int64]UndoPreview, error) {
