@@ -410,6 +410,9 @@ type ReplayRequestModel struct {
 	// Stop is the emergency stop, for approvers and admins of the tenant
 	// while the request may still publish (nil otherwise).
 	Stop *StopForm
+	// Again offers, on an ended request, to request again what it did not
+	// replay and is back in quarantine (Count 0: no offer).
+	Again RequestAgainForm
 	// MayRepublish: an item of it that needs reconciliation could be
 	// settled "republish" (replay.Request.MayEverRepublish: by what it
 	// recorded, under any policy; never when it needed two approvers), so

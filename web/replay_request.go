@@ -185,6 +185,10 @@ func (s *Server) renderRequest(c echo.Context, status int, v replay.View, errs m
 		return err
 	}
 	m := s.requestModel(c, v, errs, stoppable)
+	if m.Again, err = s.requestAgainForm(c, v.Request); err != nil {
+		return err
+	}
+	m.Again.Error = errs["again"]
 	p := s.page(c, fmt.Sprintf("Replay request %d", m.ID), "replays")
 	p.Canonical = fmt.Sprintf("/replay/requests/%d", m.ID)
 	if flash != "" {
