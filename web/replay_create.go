@@ -36,9 +36,12 @@ func (s *Server) replayCreate(c echo.Context) error {
 }
 
 // startReplay makes the draft batch for ids and sends the user to confirm
-// it, with the reason typed so far and the page to go back to; left (nil:
-// nothing) is what a filter selected that the batch leaves out, which its
-// confirm page names (keepLeftOut).
+// it, with the reason typed so far (kept in the session with the page's
+// form, keepTyped: never in the address, where a reason, which may name a
+// customer or an incident, reached the browser's history and the access
+// log) and the page to go back to; left (nil: nothing) is what a filter
+// selected that the batch leaves out, which its confirm page names
+// (keepLeftOut).
 func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string, left *views.LeftOut) error {
 	ctx := c.Request().Context()
 	u := userOf(c)
@@ -53,5 +56,8 @@ func (s *Server) startReplay(c echo.Context, ids []int64, reason, back string, l
 	if left != nil {
 		s.keepLeftOut(ctx, sessionLeftOut, batch, left)
 	}
-	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch+pairsQuery("reason", reason, "back", back))
+	if reason != "" {
+		s.keepTyped(ctx, batch, submitForm{Reason: reason, Rates: map[int64]string{}, Confirmations: map[int64]string{}})
+	}
+	return c.Redirect(http.StatusSeeOther, "/replay/batches/"+batch+pairsQuery("back", back))
 }
