@@ -30,12 +30,17 @@ import (
 const liveBlock = 100
 
 // liveEvery is the most items of a request whose rows and returns the
-// poll reads on every poll: at most 1,000 probes of
-// dead_letters_replay_of_idx, a twentieth of the 20,000 docs/replay.md
-// times at 0.1 to 0.4 s, and as many as the replays list probes for one
-// request of its page (listCameBackMax). A bigger one's are read when its
-// progress changed, and a return that comes back meanwhile shows with the
-// next change, or on the next load.
+// poll reads: at most 1,000 probes of dead_letters_replay_of_idx, a
+// twentieth of the 20,000 docs/replay.md times at 0.1 to 0.4 s, and as
+// many as the replays list probes for one request of its page
+// (listCameBackMax). A request of at most that many is read on every poll
+// (its returns may come while nothing else changes); of a bigger one the
+// poll reads its first liveEvery rows, and only when its progress changed
+// (which, as it runs, is nearly every poll): its other rows, and the
+// returns of its other items, show on the next load. Before, a bigger
+// one's poll read every row of the page (20,000) and the returns of its
+// first CameBackItemsMax items on nearly every poll, of every open page
+// (review round 44).
 const liveEvery = 1_000
 
 // runs says whether req's page follows its items by its poll: it was
@@ -163,19 +168,26 @@ type liveRead struct {
 // what of it to redraw. The rows are read as the page reads them
 // (maxRequestItems, the viewer's forms and all).
 func (s *Server) replayLive(c echo.Context, req replay.Request, p replay.Progress, was liveStamp) (liveRead, error) {
-	if was.ok && was.progress == progressDigest(p) && req.ItemCount+req.SkippedCount > liveEvery {
-		return liveRead{stamp: was, progress: p}, nil
+	limit, of := maxRequestItems, cameBackOf(req)
+	if req.ItemCount+req.SkippedCount > liveEvery {
+		if was.ok && was.progress == progressDigest(p) {
+			return liveRead{stamp: was, progress: p}, nil
+		}
+		limit, of = liveEvery, liveEvery // its first rows, and the returns of those
 	}
-	l, err := s.deps.Replays.Live(c.Request().Context(), req.ID, maxRequestItems)
+	l, err := s.deps.Replays.Live(c.Request().Context(), req.ID, limit)
 	if err != nil {
 		return liveRead{}, err
 	}
 	rows := withCameBack(s.itemRows(c, req, l.Items, nil), l.CameBack.Items)
 	settler := settlerOnce(rows)
 	now := liveStampOf(l.Progress, rows)
+	if len(was.rows) > len(now.rows) { // the blocks past those read stay as the page has them
+		now.rows = append(now.rows, was.rows[len(now.rows):]...)
+	}
 	out := liveRead{stamp: now, progress: l.Progress}
 	if changed := changedRows(rows, was, now); len(changed) > 0 || now.progress != was.progress {
-		out.redraw = &views.ReplayLiveModel{Rows: changed, CameBack: l.CameBack.Replayed, CameBackOf: cameBackOf(req), Settler: settler}
+		out.redraw = &views.ReplayLiveModel{Rows: changed, CameBack: l.CameBack.Replayed, CameBackOf: of, Settler: settler}
 	}
 	return out, nil
 }

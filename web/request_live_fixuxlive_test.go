@@ -177,3 +177,51 @@ func TestFixUxLiveRunningRequestPollRedrawsOnlyWhatChanged(t *testing.T) {
 	assert.Equal(t, "replayed", verdictCell(d, changed).Find(`[data-testid="replay-item-outcome"]`).AttrOr("data-outcome", ""))
 	assert.True(t, strings.Contains(pollOf(t, d), "live="))
 }
+
+// TestRev44BigRunningRequestPollReadsItsFirstRows: the poll of a running
+// request of more than liveEvery (1,000) items read every row of its page
+// and the returns of its first 10,000 items on nearly every poll, since
+// its progress changes as it runs (review round 44). It reads its first
+// 1,000 rows and their returns only: a change there is sent, one past them
+// shows on the next load, and the blocks past them stay in the stamp as the
+// page has them.
+func TestRev44BigRunningRequestPollReadsItsFirstRows(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	oncall, requester := b.SignIn(t, "acme:oncall")
+	letters := make([]testfactory.Letter, 1050)
+	for i := range letters {
+		letters[i] = testfactory.Letter{Tenant: "acme", ItemType: "search.index_update", MsgID: fmt.Sprintf("big-%04d", i)}
+	}
+	dls := testfactory.DeadLetters(t, b.Pool, letters...)
+	req := testfactory.Request(t, b.Replays, requester.Actor, dls, replay.SubmitInput{Reason: "reindex"})
+	_, err := b.DB.OwnerPool.Exec(ctx, `UPDATE replay_requests SET status = 'running' WHERE id = $1`, req.ID)
+	require.NoError(t, err)
+	page := b.Do(t, oncall, "GET", fmt.Sprintf("/replay/requests/%d", req.ID), nil, nil).Doc(t)
+	var order []string // the cells' ids, in the page's order
+	page.Find(`td[id^="item-verdict-"]`).Each(func(_ int, s *goquery.Selection) { order = append(order, s.AttrOr("id", "")) })
+	require.Len(t, order, 1050)
+	idOf := func(cell string) int64 {
+		var id int64
+		_, err := fmt.Sscanf(cell, "item-verdict-%d", &id)
+		require.NoError(t, err)
+		return id
+	}
+	near, far := idOf(order[10]), idOf(order[1020])
+	_, err = b.DB.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET state = 'replayed', handed_at = now(), first_published_at = now()
+        WHERE request_id = $1 AND dead_letter_id = ANY($2)`, req.ID, []int64{near, far})
+	require.NoError(t, err)
+	d := b.Do(t, oncall, "GET", pollOf(t, page), nil, pollHeaders).Doc(t)
+	var sent []string
+	d.Find(`td[hx-swap-oob]`).Each(func(_ int, s *goquery.Selection) { sent = append(sent, s.AttrOr("id", "")) })
+	assert.Equal(t, order[:100], sent, "the first block, whose row changed, and no row past the first 1,000")
+	assert.Equal(t, "replayed", verdictCell(d, near).Find(`[data-testid="replay-item-outcome"]`).AttrOr("data-outcome", ""))
+	live := pollOf(t, d)
+	require.Contains(t, live, "live=")
+	again := b.Do(t, oncall, "GET", live, nil, pollHeaders).Doc(t)
+	assert.Zero(t, again.Find(`td[hx-swap-oob]`).Length(), "the stamp keeps the blocks past those read: nothing is sent again")
+	reloaded := b.Do(t, oncall, "GET", fmt.Sprintf("/replay/requests/%d", req.ID), nil, nil).Doc(t)
+	assert.Equal(t, "replayed", verdictCell(reloaded, far).Find(`[data-testid="replay-item-outcome"]`).AttrOr("data-outcome", ""),
+		"a row past the first 1,000 shows on the next load")
+}
