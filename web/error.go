@@ -18,14 +18,15 @@ import (
 // errorStatus is the one mapping from errors to HTTP statuses: each
 // quarantine.Error code has its status, echo's own errors (no route, a
 // method not allowed) keep theirs, a statement PostgreSQL stopped
-// (tooLong) is a 503, text it could not store (notText) a 422, and
+// (tooLong) and a session PostgreSQL out of reach could not read
+// (databaseAway) are 503s, text it could not store (notText) a 422, and
 // anything else is a 500.
 func errorStatus(err error) int {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		return he.Code
 	}
-	if tooLong(err) || dlq.Unreachable(err) {
+	if tooLong(err) || errors.As(err, new(databaseAway)) {
 		return http.StatusServiceUnavailable
 	}
 	if notText(err) {
@@ -77,7 +78,7 @@ func errorText(err error, status int) (title, detail string) {
 	case status == http.StatusServiceUnavailable && tooLong(err):
 		return "Took too long", "The database took too long for this and stopped it. Narrow the selection (a filter, fewer items) " +
 			"or try again in a moment; if it keeps happening, quote the request id to whoever runs the console."
-	case status == http.StatusServiceUnavailable && dlq.Unreachable(err):
+	case status == http.StatusServiceUnavailable && errors.As(err, new(databaseAway)):
 		return "Database not answering", "The console cannot reach its database just now (a restart or a failover, most likely), " +
 			"so it could not do this. Try again in a moment; you stay signed in. If it lasts, quote the request id to whoever runs the console."
 	case status == http.StatusNotFound:
@@ -259,5 +260,18 @@ func (s *Server) sessionFailed(w http.ResponseWriter, r *http.Request, err error
 	}
 	c := s.echo.NewContext(r, w)
 	c.Set(ctxSessionUnread, true)
-	s.handleError(fmt.Errorf("read the session: %w", err), c)
+	err = fmt.Errorf("read the session: %w", err)
+	if dlq.Unreachable(err) {
+		err = databaseAway{err}
+	}
+	s.handleError(err, c)
 }
+
+// databaseAway is an error of reading a session from a PostgreSQL out of
+// reach (dlq.Unreachable): a 503 that says so (errorStatus, errorText).
+// Only the session's read is marked so: in a handler, what Unreachable
+// takes for PostgreSQL out of reach (a cancelled context, any network
+// error) may be something else.
+type databaseAway struct{ error }
+
+func (e databaseAway) Unwrap() error { return e.error }
