@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -100,4 +101,50 @@ func rowsByTenant(d *goquery.Document) map[string]*goquery.Selection {
 		out[strings.TrimSpace(r.Find(`td[data-label="Tenant"]`).Text())] = r
 	})
 	return out
+}
+
+// TestRev44SubmittedPagePollCountsReturnsWithinABudget: the poll of the
+// page a selection submitted as several requests lands on counted the
+// returns of every one of them of up to 1,000 replayed items, every 2 s
+// while one of them runs: a selection split by tenant and class into many
+// requests made as many probes per poll (review round 44). It counts those
+// of at most 1,000 replayed items in all, the smallest requests first; a
+// request left out says nothing of returns, as the replays list says
+// nothing of a big one.
+func TestRev44SubmittedPagePollCountsReturnsWithinABudget(t *testing.T) {
+	t.Parallel()
+	b := testfactory.StartConsole(t, testfactory.ConsoleOptions{})
+	ctx := context.Background()
+	oncall, _ := b.SignIn(t, "acme:oncall", "globex:oncall")
+	letters := make([]testfactory.Letter, 1000)
+	for i := range letters {
+		letters[i] = testfactory.Letter{Tenant: "globex", ItemType: "search.index_update", MsgID: fmt.Sprintf("budget-%04d", i)}
+	}
+	ids := testfactory.DeadLetters(t, b.Pool, letters...)
+	small := seed(t, b, "acme", "search.index_update", "budget-small", nil)
+	confirm := draftPage(t, b, oncall, append(ids, small)...)
+	resp := b.Do(t, oncall, "POST", confirm, url.Values{"reason": {"reindex"}}, nil)
+	require.Equal(t, http.StatusSeeOther, resp.Status, resp.Body)
+	page := b.Do(t, oncall, "GET", confirm, nil, nil).Doc(t)
+	poll, ok := byID(page, "submitted-live").Attr("hx-get")
+	require.True(t, ok)
+	rows := rowsByTenant(page)
+	require.Len(t, rows, 2)
+	for _, tenant := range []string{"acme", "globex"} {
+		_, err := b.DB.OwnerPool.Exec(ctx, `UPDATE replay_jobs SET state = 'replayed', handed_at = now(), first_published_at = now() WHERE request_id = $1`,
+			rows[tenant].AttrOr("data-id", ""))
+		require.NoError(t, err)
+	}
+	_, err := b.DB.OwnerPool.Exec(ctx, `UPDATE replay_requests SET status = 'running' WHERE id = $1`, rows["globex"].AttrOr("data-id", ""))
+	require.NoError(t, err)
+	for tenant, of := range map[string]int64{"acme": small, "globex": ids[0]} { // each one came back
+		back := testfactory.DeadLetter(t, b.Pool, testfactory.Letter{Tenant: tenant, ItemType: "search.index_update", MsgID: "budget-back-" + tenant})
+		_, err := b.DB.OwnerPool.Exec(ctx, `UPDATE dead_letters SET replay_of = $1, generation = 1 WHERE id = $2`, of, back)
+		require.NoError(t, err)
+	}
+	d := b.Do(t, oncall, "GET", poll, nil, map[string]string{"HX-Request": "true", authz.PollHeader: "1"}).Doc(t)
+	rows = rowsByTenant(d)
+	require.Len(t, rows, 2)
+	assert.Contains(t, rows["acme"].Find(`[data-testid="submitted-came-back"]`).Text(), "1 came back", "the smaller request is counted")
+	assert.Zero(t, rows["globex"].Find(`[data-testid="submitted-came-back"]`).Length(), "past the budget: not counted, nothing said")
 }

@@ -712,7 +712,7 @@ func (s *Service) Submitted(ctx context.Context, batch string, viewer quarantine
 			p := progress[r.ID].Progress
 			out[i] = Listed{Request: r, Progress: p, Items: CountItems(r, p)}
 		}
-		return cameBackCounts(ctx, tx, out)
+		return submittedCameBack(ctx, tx, out)
 	})
 	if denied != nil {
 		err = &SelectionDeniedError{Batch: batch, Tenants: denied}
@@ -721,6 +721,37 @@ func (s *Service) Submitted(ctx context.Context, batch string, viewer quarantine
 		return nil, fmt.Errorf("read submitted selection: %w", err)
 	}
 	return out, nil
+}
+
+// submittedCameBack counts the returns of reqs, the requests of a
+// submitted selection, as the replays list counts them (cameBackCounts),
+// of at most listCameBackMax replayed items in all, the smallest requests
+// first: the page polls every 2 s while one of them runs, and a selection
+// split by tenant and class into many requests of up to 1,000 replayed
+// items each made as many probes per poll (review round 44). A request
+// left out says nothing of returns, as the list says nothing of a big one.
+func submittedCameBack(ctx context.Context, q querier, reqs []Listed) error {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return reqs[a].Progress.Replayed - reqs[b].Progress.Replayed })
+	var counted []Listed
+	var at []int
+	budget := listCameBackMax
+	for _, i := range order {
+		if n := reqs[i].Progress.Replayed; n > 0 && n <= budget {
+			counted, at = append(counted, reqs[i]), append(at, i)
+			budget -= n
+		}
+	}
+	if err := cameBackCounts(ctx, q, counted); err != nil {
+		return err
+	}
+	for k, i := range at {
+		reqs[i].CameBack = counted[k].CameBack
+	}
+	return nil
 }
 
 // Selection reads batch as viewer reviews it, with the first items of
