@@ -136,6 +136,7 @@ func TestOriginReplayedAgainBlocksItsApprovedChildAtExecution(t *testing.T) {
 	require.NoError(t, err)
 
 	w := b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond})
+	b.forgotten(t, msgID, time.Second)
 	again := manualRequest(t, b, a)
 	settle(w, again, a, "replayed")
 	require.Equal(t, 2, b.onSubject(t, subject))

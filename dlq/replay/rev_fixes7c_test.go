@@ -79,6 +79,7 @@ func TestRevFixes7cOriginReplayedAgainAfterItsChildCameBack(t *testing.T) {
 		Note: "payments has no refund r-7c"}, quarantine.RequestMeta{}))
 
 	// A is requested again with two approvals of its own: the refund is applied.
+	b.forgotten(t, msgID, time.Second)
 	again := manualRequest(t, b, a)
 	run(t, b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond}))
 	b.waitStatus(t, again.ID, replay.StatusDone)
