@@ -98,7 +98,6 @@ func TestReservedCancelledUnsentJobIsNoFirstReplay(t *testing.T) {
 	assert.Nil(t, reserved, "J1's reservation was undone")
 	assert.Nil(t, handed, "J1 was never handed to NATS")
 
-	b.forgotten(t, msgID, time.Second)
 	r2 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "consumer fixed, again"})
 	run(t, b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond}))
 	b.waitStatus(t, r2.ID, replay.StatusDone)
@@ -164,6 +163,7 @@ func TestSentJobSettledNotAppliedStaysFirstReplay(t *testing.T) {
 	_, handed := b.handedAt(t, r1.ID, a)
 	assert.NotNil(t, handed, "J1 was handed to NATS: settling it does not unsay that")
 
+	b.forgotten(t, msgID, time.Second)
 	r2 := b.request(t, []int64{a}, replay.SubmitInput{Reason: "consumer fixed, again"})
 	run(t, b.worker(t, replay.WorkerConfig{Retry: 20 * time.Millisecond}))
 	b.waitStatus(t, r2.ID, replay.StatusDone)
